@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Build the patched wheel into dist/ and the test venv .venv (-> .venvs/<dir>).
+# usage: scripts/build.sh [--base-wheel PATH]   (env: PADDLE_BASE_WHEEL, PATCHES_DIR)
+set -euo pipefail
+# shellcheck source=scripts/lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+base_arg=${PADDLE_BASE_WHEEL:-}
+while (($#)); do
+    case $1 in
+        --base-wheel) (($# >= 2)) || die "--base-wheel needs a path"; base_arg=$2; shift 2 ;;
+        --base-wheel=*) base_arg=${1#*=}; shift ;;
+        -h | --help) sed -n '2,3p' "$0"; exit 0 ;;
+        *) die "unknown argument: $1" ;;
+    esac
+done
+[[ -z $base_arg ]] || base_arg=$(realpath "$base_arg")
+patches_dir=$(realpath -m "${PATCHES_DIR:-$ROOT/patches}")
+SECONDS=0
+cd "$ROOT"
+
+# One build at a time; then clear what killed runs left behind.
+mkdir -p build dist .venvs
+exec 9>build/.lock
+flock -n 9 || die "another scripts/build.sh is running in $ROOT"
+[[ ! -e .venv || -L .venv ]] || die ".venv is not a symlink made by scripts/build.sh; remove it first"
+current=$(readlink .venv || true)
+for d in .venvs/*; do [[ ! -e $d || $d == "$current" ]] || rm -rf -- "$d"; done
+rm -rf -- build/stage.* dist/.tmp.* .venv.new
+
+pin_load
+series_load "$patches_dir"
+base_wheel_get "$base_arg"
+
+# Version label and build id.
+whl_name=$(basename "$BASE_WHEEL" .whl)
+IFS=- read -r dist base_version tags <<<"$whl_name"
+patch_hash=$({ printf '%s\n' "$BASE_SHA"; for p in "${PATCHES[@]}"; do cat "$p"; done; } | sha256sum | cut -c1-10)
+version=$base_version+patched.$patch_hash
+out=dist/$dist-$version-$tags.whl
+tool_hash=$(cat scripts/build.sh scripts/lib.sh scripts/repack_wheel.py requirements-test.txt | sha256sum | cut -c1-16)
+build_id="$version $tool_hash"
+if [[ -f .venv/.build-id && $(<.venv/.build-id) == "$build_id" && -f $out ]]; then
+    echo "up to date: $out"
+    exit 0
+fi
+echo "building $out (${#PATCHES[@]} patches from $patches_dir)"
+
+# Stage, patch, repack.
+stage=$(mktemp -d build/stage.XXXXXX)
+cleanup_add "$ROOT/$stage"
+unzip -q "$BASE_WHEEL" -d "$stage" || die "cannot unpack $BASE_WHEEL"
+export GIT_CEILING_DIRECTORIES=$ROOT/build  # git apply must not see the project repo
+for p in "${PATCHES[@]}"; do
+    (cd "$stage" && git apply -p2 --check "$p" && git apply -p2 "$p") ||
+        die "patch does not apply to the pinned base: $p"
+done
+tmp=$(mktemp -d dist/.tmp.XXXXXX)
+cleanup_add "$ROOT/$tmp"
+python3 scripts/repack_wheel.py "$stage" "$version" "$tmp/$(basename "$out")" || die "repacking the wheel failed"
+rm -rf -- "$stage"
+
+# Venv at .venvs/<dir>; .venv is switched only once it passed the smoke check.
+venv=$(mktemp -d ".venvs/$version.XXXXXX")
+cleanup_add "$ROOT/$venv"
+chmod 755 "$venv"
+python3 -m venv "$venv" || die "python3 -m venv $venv failed"
+"$venv/bin/python" -m pip install -q "$tmp/$(basename "$out")" -r requirements-test.txt ||
+    die "pip install of the wheel and requirements-test.txt into $venv failed"
+"$venv/bin/python" -m pip check >/dev/null || { "$venv/bin/python" -m pip check >&2; die "pip check failed"; }
+(cd / && PYTHONWARNINGS=ignore "$ROOT/$venv/bin/python" -c '
+import importlib.metadata, sys, paddle
+pin, version = sys.argv[1:]
+assert paddle.version.commit == pin, f"paddle.version.commit is {paddle.version.commit}, expected {pin}"
+got = importlib.metadata.version("paddlepaddle")
+assert got == version, f"installed paddlepaddle is {got}, expected {version}"
+' "$PIN_COMMIT" "$version") || die "smoke check of the new venv failed"
+echo "$build_id" >"$venv/.build-id"
+
+# Commit: wheel, then venv symlink; then drop the old ones.
+mv -f "$tmp/$(basename "$out")" "$out"
+ln -s "$venv" .venv.new
+mv -T .venv.new .venv
+cleanup_keep "$ROOT/$venv"
+for f in dist/paddlepaddle-*.whl; do [[ $f == "$out" ]] || rm -f -- "$f"; done
+for d in .venvs/*; do [[ $d == "$venv" ]] || rm -rf -- "$d"; done
+
+echo "built $out ($(du -h "$out" | cut -f1)) in ${SECONDS}s"
+echo "venv: .venv -> $venv; use it with: source .venv/bin/activate"

@@ -1,0 +1,111 @@
+# shellcheck shell=bash
+# Shared shell functions for scripts/*.sh (sourced, not run).
+# Provides: ROOT, die, cleanup_add/cleanup_keep (removed on exit unless kept),
+# pin_load, base_wheel_get (fetch + verify), series_load.
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+die() { echo "error: $*" >&2; exit 1; }
+
+# Paths removed when the script exits (also on INT/TERM) unless cleanup_keep'd.
+_CLEANUP=()
+cleanup_add() { _CLEANUP+=("$@"); }
+cleanup_keep() {
+    local p keep=()
+    for p in "${_CLEANUP[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done
+    _CLEANUP=("${keep[@]}")
+}
+_cleanup() {
+    local rc=$?
+    if ((${#_CLEANUP[@]})); then rm -rf -- "${_CLEANUP[@]}"; fi
+    exit "$rc"
+}
+trap _cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
+
+# base.pin -> PIN_REQ, PIN_COMMIT, PIN_SHAS=("HASH FILENAME" ...)
+pin_load() {
+    local pin=$ROOT/base.pin key a b
+    [[ -f $pin ]] || die "$pin not found"
+    PIN_REQ='' PIN_COMMIT='' PIN_SHAS=()
+    while read -r key a b _ || [[ -n $key ]]; do
+        case $key in
+            '' | '#'*) ;;
+            requirement) PIN_REQ=$a ;;
+            commit) PIN_COMMIT=$a ;;
+            sha256) [[ $a =~ ^[0-9a-f]{64}$ && -n $b ]] || die "base.pin: bad line: sha256 $a $b"
+                    PIN_SHAS+=("$a $b") ;;
+            *) die "base.pin: unknown key '$key'" ;;
+        esac
+    done <"$pin"
+    [[ -n $PIN_REQ && -n $PIN_COMMIT && ${#PIN_SHAS[@]} -gt 0 ]] ||
+        die "base.pin needs a 'requirement', a 'commit' and at least one 'sha256' line"
+}
+
+# base_wheel_verify FILE [KNOWN_SHA] -> BASE_SHA; checks the hash and paddle.version.commit
+base_wheel_verify() {
+    local whl=$1 line ok='' commit
+    BASE_SHA=${2:-$(sha256_of "$whl")}
+    for line in "${PIN_SHAS[@]}"; do [[ ${line%% *} == "$BASE_SHA" ]] && ok=1; done
+    [[ -n $ok ]] || die "base wheel $whl has sha256 $BASE_SHA, which base.pin does not list;" \
+        "if it is a trusted build of commit $PIN_COMMIT, add 'sha256 $BASE_SHA $(basename "$whl")' to base.pin"
+    commit=$(python3 - "$whl" <<'EOF'
+import re, sys, zipfile
+try:
+    src = zipfile.ZipFile(sys.argv[1]).read("paddle/version/__init__.py").decode()
+except Exception as e:
+    sys.exit(f"error: cannot read paddle/version/__init__.py from {sys.argv[1]}: {e}")
+m = re.search(r"^commit\s*=\s*'([0-9a-f]*)'", src, re.M)
+print(m.group(1) if m else "(none)")
+EOF
+) || exit 1
+    [[ $commit == "$PIN_COMMIT" ]] ||
+        die "base wheel $whl is built from commit $commit, but base.pin pins commit $PIN_COMMIT"
+}
+
+# base_wheel_get [PATH] -> BASE_WHEEL, BASE_SHA. PATH (or $PADDLE_BASE_WHEEL), else
+# .cache/base/<file> if its hash matches base.pin, else pip download into the cache.
+base_wheel_get() {
+    local given=${1:-${PADDLE_BASE_WHEEL:-}} cache=$ROOT/.cache/base line tmp f
+    if [[ -n $given ]]; then
+        [[ -f $given ]] || die "base wheel not found: $given"
+        BASE_WHEEL=$(realpath "$given")
+        base_wheel_verify "$BASE_WHEEL"
+        return
+    fi
+    for line in "${PIN_SHAS[@]}"; do
+        f=$cache/${line#* }
+        if [[ -f $f && $(sha256_of "$f") == "${line%% *}" ]]; then
+            BASE_WHEEL=$f
+            base_wheel_verify "$f" "${line%% *}"
+            return
+        fi
+    done
+    mkdir -p "$cache"
+    tmp=$(mktemp -d "$cache/.download.XXXXXX")
+    cleanup_add "$tmp"
+    echo "downloading $PIN_REQ ..."
+    python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "$PIN_REQ" >&2 ||
+        die "cannot download $PIN_REQ from the package index (or pass --base-wheel PATH)"
+    f=$(find "$tmp" -maxdepth 1 -name '*.whl' -print -quit)
+    [[ -n $f ]] || die "pip download of $PIN_REQ produced no wheel"
+    base_wheel_verify "$f"
+    mv -f "$f" "$cache/"
+    BASE_WHEEL=$cache/$(basename "$f")
+}
+
+# series_load DIR -> PATCHES=(absolute paths, in series order)
+series_load() {
+    local dir line
+    dir=$(realpath -m "$1")
+    [[ -f $dir/series ]] || die "no series file in $dir"
+    PATCHES=()
+    while read -r line || [[ -n $line ]]; do
+        [[ -z $line || $line == '#'* ]] && continue
+        [[ -f $dir/$line ]] || die "$dir/series lists $line, which does not exist"
+        PATCHES+=("$dir/$line")
+    done <"$dir/series"
+}

@@ -1,0 +1,107 @@
+"""Shared harness: run one function eagerly and in each static path.
+
+Each runner takes ``fn(*inputs) -> Tensor`` and numpy inputs, seeds the
+backward with a fixed random cotangent, and returns ``(output, grads)`` as
+numpy arrays, ``grads`` holding the gradient of every input (None when it
+gets none). Eager Paddle is the reference for the others.
+"""
+
+import os
+
+os.environ.setdefault("FLAGS_enable_pir_api", "1")
+# SOT runs subgraphs under 10 ops eagerly by default, which hides bugs.
+os.environ.setdefault("MIN_GRAPH_SIZE", "0")
+
+import numpy as np
+import paddle
+import pytest
+
+RTOL = {"float64": 1e-12, "float32": 1e-6}
+
+
+def _cotangent(shape, dtype):
+    rng = np.random.default_rng(1234)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def random_inputs(*shapes, dtype="float64", seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(s).astype(dtype) for s in shapes]
+
+
+def _grad_or_none(t):
+    return None if t.grad is None else t.grad.numpy()
+
+
+def run_eager(fn, inputs):
+    xs = [paddle.to_tensor(a, stop_gradient=False) for a in inputs]
+    out = fn(*xs)
+    cot = paddle.to_tensor(_cotangent(out.shape, inputs[0].dtype))
+    (out * cot).sum().backward()
+    return out.numpy(), [_grad_or_none(x) for x in xs]
+
+
+def run_to_static(fn, inputs, full_graph=True):
+    static_fn = paddle.jit.to_static(fn, full_graph=full_graph)
+    return run_eager(static_fn, inputs)
+
+
+def run_static_program(fn, inputs, use_append_backward=False):
+    """Build ``fn`` as a plain ``paddle.static`` program and run it."""
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            xs = []
+            for i, a in enumerate(inputs):
+                x = paddle.static.data(f"x{i}", list(a.shape), str(a.dtype))
+                x.stop_gradient = False
+                xs.append(x)
+            out = fn(*xs)
+            cot = paddle.static.data("cot", list(out.shape), str(inputs[0].dtype))
+            loss = (out * cot).sum()
+            if use_append_backward:
+                pairs = paddle.static.append_backward(loss, parameter_list=xs)
+                grads = [g for _, g in pairs]
+            else:
+                grads = paddle.static.gradients([loss], xs)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        feed = {f"x{i}": a for i, a in enumerate(inputs)}
+        feed["cot"] = _cotangent(out.shape, inputs[0].dtype)
+        fetch = [out] + [g for g in grads if g is not None]
+        res = exe.run(main, feed=feed, fetch_list=fetch)
+        it = iter(res[1:])
+        return res[0], [None if g is None else next(it) for g in grads]
+    finally:
+        paddle.disable_static()
+
+
+STATIC_RUNNERS = {
+    "ast": run_to_static,
+    "static_gradients": run_static_program,
+    "static_append_backward": lambda fn, inputs: run_static_program(
+        fn, inputs, use_append_backward=True
+    ),
+}
+
+
+@pytest.fixture(params=sorted(STATIC_RUNNERS))
+def static_runner(request):
+    """Each static path that the feature under test claims."""
+    return STATIC_RUNNERS[request.param]
+
+
+def assert_same_as_eager(fn, inputs, runner):
+    """``fn`` gives eager's output and every input gradient under ``runner``."""
+    want_out, want_grads = run_eager(fn, inputs)
+    got_out, got_grads = runner(fn, inputs)
+    rtol = RTOL[str(inputs[0].dtype)]
+    np.testing.assert_allclose(got_out, want_out, rtol=rtol, atol=0)
+    assert len(got_grads) == len(want_grads)
+    for i, (got, want) in enumerate(zip(got_grads, want_grads)):
+        assert (got is None) == (want is None), f"grad of input {i}"
+        if want is not None:
+            np.testing.assert_allclose(
+                got, want, rtol=rtol, atol=0, err_msg=f"grad of input {i}"
+            )

@@ -1,0 +1,474 @@
+"""``Value.register_hook`` in PIR static graphs behaves like eager.
+
+Every behaviour is checked against the same function run eagerly, in each
+static path: ``to_static(full_graph=True)`` (AST), and a plain
+``paddle.static`` program differentiated with ``paddle.static.gradients`` and
+with ``paddle.static.append_backward``.
+"""
+
+import re
+
+import numpy as np
+import paddle
+import pytest
+from conftest import (
+    assert_same_as_eager,
+    random_inputs,
+    run_eager,
+    run_static_program,
+    run_to_static,
+)
+
+
+def double(g):
+    return 2 * g
+
+
+def test_seed_example_hook_registered_before_use_doubles_grad():
+    def f(x):
+        x.register_hook(double)
+        return 3 * x
+
+    x = paddle.to_tensor([2.0], stop_gradient=False)
+    paddle.jit.to_static(f, full_graph=True)(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0])
+    assert_same_as_eager(f, [np.array([2.0], "float32")], run_to_static)
+
+
+def test_seed_example_hook_registered_after_use_doubles_grad():
+    def f(x):
+        t = 3 * x
+        x.register_hook(double)
+        return t
+
+    x = paddle.to_tensor([2.0], stop_gradient=False)
+    paddle.jit.to_static(f, full_graph=True)(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0])
+    assert_same_as_eager(f, [np.array([2.0], "float32")], run_to_static)
+
+
+def test_hook_on_leaf_input_registered_before_use(static_runner):
+    def f(x, y):
+        x.register_hook(lambda g: g * 3)
+        return paddle.tanh(x) * y + x
+
+    assert_same_as_eager(f, random_inputs([3, 4], [3, 4]), static_runner)
+
+
+def test_hook_on_leaf_input_registered_after_all_uses(static_runner):
+    def f(x, y):
+        out = paddle.tanh(x) * y + x
+        x.register_hook(lambda g: g * 3)
+        return out
+
+    assert_same_as_eager(f, random_inputs([3, 4], [3, 4]), static_runner)
+
+
+def test_hook_on_intermediate_between_two_uses_sees_total_grad(static_runner):
+    seen = []
+
+    def f(x, y):
+        t = paddle.sin(x) * y
+        u = t * t
+        t.register_hook(lambda g: seen.append(g) or g.exp())
+        return u + paddle.matmul(t, y, transpose_y=True).sum(-1, keepdim=True)
+
+    assert_same_as_eager(f, random_inputs([3, 4], [3, 4]), static_runner)
+    assert len(seen) == 2  # once in eager, once when the backward was built
+
+
+def test_hook_on_returned_output_sees_outer_grad(static_runner):
+    def f(x):
+        t = paddle.exp(x)
+        t.register_hook(lambda g: g * g)
+        return t
+
+    assert_same_as_eager(f, random_inputs([2, 5]), static_runner)
+
+
+def test_hook_on_output_that_is_also_used_inside(static_runner):
+    def f(x):
+        t = paddle.exp(x)
+        t.register_hook(lambda g: g + 1)
+        return t + paddle.sin(t)
+
+    assert_same_as_eager(f, random_inputs([2, 5]), static_runner)
+
+
+def test_hooks_run_in_registration_order(static_runner):
+    def f(x):
+        t = x * x
+        t.register_hook(lambda g: g * 2)
+        t.register_hook(lambda g: g + 1)
+        return t.sum(-1)
+
+    def f_reversed(x):
+        t = x * x
+        t.register_hook(lambda g: g + 1)
+        t.register_hook(lambda g: g * 2)
+        return t.sum(-1)
+
+    inputs = random_inputs([3, 4])
+    assert_same_as_eager(f, inputs, static_runner)
+    assert_same_as_eager(f_reversed, inputs, static_runner)
+    # The two orders differ, so the check above can tell them apart.
+    assert not np.allclose(run_eager(f, inputs)[1], run_eager(f_reversed, inputs)[1])
+
+
+def test_hook_returning_none_leaves_grad_unchanged(static_runner):
+    calls = []
+
+    def f(x):
+        t = paddle.tanh(x)
+        t.register_hook(lambda g: calls.append(1))
+        t.register_hook(lambda g: g * 5)
+        return t * x
+
+    assert_same_as_eager(f, random_inputs([4]), static_runner)
+    assert len(calls) == 2
+
+
+def test_removed_hook_is_not_applied(static_runner):
+    def f(x):
+        t = paddle.tanh(x)
+        handle = t.register_hook(lambda g: g * 100)
+        t.register_hook(lambda g: g - 1)
+        u = t * x
+        assert handle.remove() is True
+        return u
+
+    assert_same_as_eager(f, random_inputs([4]), static_runner)
+
+
+def test_remove_twice_warns_and_returns_false():
+    paddle.enable_static()
+    try:
+        with paddle.static.program_guard(paddle.static.Program()):
+            x = paddle.static.data("x", [3], "float32")
+            x.stop_gradient = False
+            handle = x.register_hook(double)
+            assert handle.remove() is True
+            with pytest.warns(RuntimeWarning, match="does not exist"):
+                assert handle.remove() is False
+    finally:
+        paddle.disable_static()
+
+
+def test_several_hooked_values_in_one_program(static_runner):
+    def f(x, y):
+        a = x * y
+        b = paddle.exp(a)
+        x.register_hook(lambda g: g * 0.5)
+        a.register_hook(lambda g: g + 2)
+        b.register_hook(lambda g: -g)
+        y.register_hook(lambda g: g * g)
+        return b + a * x
+
+    assert_same_as_eager(f, random_inputs([2, 3], [2, 3]), static_runner)
+
+
+def test_float32_grads_match_eager(static_runner):
+    def f(x):
+        t = paddle.nn.functional.relu(x) * 3
+        t.register_hook(lambda g: g / 3)
+        return t * x
+
+    assert_same_as_eager(f, random_inputs([5, 2], dtype="float32"), static_runner)
+
+
+def _forward_op_names(fn, shapes):
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            xs = []
+            for i, shape in enumerate(shapes):
+                x = paddle.static.data(f"x{i}", shape, "float32")
+                x.stop_gradient = False
+                xs.append(x)
+            fn(*xs)
+        names = []
+        for op in main.global_block().ops:
+            names.append(op.name())
+            for block in op.blocks():
+                names.extend(o.name() for o in block.ops)
+        return names
+    finally:
+        paddle.disable_static()
+
+
+def test_forward_program_gains_no_compute_op_for_a_hook():
+    def plain(x):
+        return paddle.tanh(x) * x
+
+    def hooked(x):
+        out = paddle.tanh(x) * x
+        x.register_hook(double)
+        x.register_hook(lambda g: g + 1)
+        return out
+
+    without = _forward_op_names(plain, [[3]])
+    with_hook = _forward_op_names(hooked, [[3]])
+    added = list(with_hook)
+    for name in without:
+        added.remove(name)
+    # One identity pylayer op whose block only yields its input.
+    assert sorted(added) == ["cf.yield", "pd_op.pylayer"]
+
+
+def test_hook_op_is_placed_right_after_the_value_definition():
+    def f(x):
+        t = paddle.tanh(x)
+        u = t * x
+        t.register_hook(double)
+        return u
+
+    names = _forward_op_names(f, [[3]])
+    tanh = names.index("pd_op.tanh")
+    assert names[tanh + 1 : tanh + 3] == ["pd_op.pylayer", "cf.yield"]
+
+
+def test_register_hook_on_stop_gradient_value_raises():
+    def f(x):
+        c = paddle.ones([3])  # stop_gradient=True, as in eager
+        c.register_hook(double)
+        return x * c
+
+    with pytest.raises(RuntimeError, match="stop gradient"):
+        run_eager(f, random_inputs([3]))
+    with pytest.raises(RuntimeError, match="stop_gradient=True"):
+        run_static_program(f, random_inputs([3]))
+
+
+def test_register_hook_with_non_callable_raises_type_error():
+    def f(x):
+        x.register_hook("not a function")
+        return x * 2
+
+    with pytest.raises(TypeError, match="expects a callable"):
+        run_static_program(f, random_inputs([3]))
+
+
+def test_hook_returning_wrong_shape_raises_naming_the_hook():
+    def summing_hook(g):
+        return g.sum()
+
+    def f(x):
+        x.register_hook(summing_hook)
+        return x * 2
+
+    with pytest.raises(ValueError, match="summing_hook.*shape"):
+        run_static_program(f, random_inputs([3]))
+
+
+def test_hook_returning_non_tensor_raises_naming_the_hook():
+    def f(x):
+        x.register_hook(lambda g: 1.0)
+        return x * 2
+
+    with pytest.raises(TypeError, match="lambda.*returned float"):
+        run_static_program(f, random_inputs([3]))
+
+
+def test_hook_that_raises_keeps_its_exception_with_a_note():
+    def failing_hook(g):
+        raise KeyError("boom")
+
+    def f(x):
+        x.register_hook(failing_hook)
+        return x * 2
+
+    with pytest.raises(KeyError, match="boom") as info:
+        run_static_program(f, random_inputs([3]))
+    assert any("failing_hook" in note for note in info.value.__notes__)
+
+
+class HookedMLP(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(4, 8)
+        self.fc2 = paddle.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = paddle.tanh(self.fc1(x))
+        self.fc1.weight.register_hook(lambda g: g * 0.5)
+        h.register_hook(lambda g: g + 0.1)
+        return self.fc2(h)
+
+
+def _loss_and_grads(layer, x):
+    x = paddle.to_tensor(x, stop_gradient=False)
+    loss = layer(x).square().mean()
+    loss.backward()
+    return [float(loss), x.grad.numpy()] + [
+        p.grad.numpy() for p in layer.parameters()
+    ]
+
+
+def test_parameter_hook_registered_in_forward_matches_eager():
+    # One call: in eager, every call of forward adds one more hook to the
+    # parameter, while a traced forward registers it once per trace.
+    paddle.seed(7)
+    eager = HookedMLP()
+    static = HookedMLP()
+    static.set_state_dict(eager.state_dict())
+    static = paddle.jit.to_static(static, full_graph=True)
+    (x,) = random_inputs([5, 4], dtype="float32")
+    want = _loss_and_grads(eager, x)
+    got = _loss_and_grads(static, x)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+def test_hook_registered_after_rebinding_hooks_the_new_value(static_runner):
+    def f(x):
+        y = x * 2
+        x = y + 1
+        x.register_hook(lambda g: g * 10)
+        return x * y
+
+    assert_same_as_eager(f, random_inputs([3]), static_runner)
+
+
+class ActivationHookMLP(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(4, 8)
+        self.fc2 = paddle.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = paddle.tanh(self.fc1(x))
+        h.register_hook(lambda g: g * 0.5)
+        return self.fc2(h)
+
+
+def test_activation_hook_trains_like_eager_for_several_steps():
+    paddle.seed(7)
+    eager = ActivationHookMLP()
+    static = ActivationHookMLP()
+    static.set_state_dict(eager.state_dict())
+    static = paddle.jit.to_static(static, full_graph=True)
+    inputs = random_inputs([5, 4], [5, 4], [5, 4], [5, 4], dtype="float32")
+
+    def train(layer):
+        opt = paddle.optimizer.SGD(0.1, parameters=layer.parameters())
+        trace = []
+        for a in inputs:
+            loss = layer(paddle.to_tensor(a)).square().mean()
+            loss.backward()
+            trace += [float(loss)] + [p.grad.numpy() for p in layer.parameters()]
+            opt.step()
+            opt.clear_grad()
+        return trace + [p.numpy() for p in layer.parameters()]
+
+    for got, want in zip(train(static), train(eager)):
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_hook_on_value_defined_and_hooked_inside_taken_branch():
+    def f(x):
+        if x.mean() > 0:
+            t = x * 2
+            t.register_hook(lambda g: g * 3)
+            y = t * x
+        else:
+            y = x * x
+        return y
+
+    (x,) = random_inputs([4])
+    for sign in (1.0, -1.0):  # the branch with the hook taken, then not
+        assert_same_as_eager(f, [np.abs(x) * sign], run_to_static)
+
+
+def test_hook_inside_branch_on_value_defined_outside_raises():
+    def f(x):
+        t = x * 2
+        if x.mean() > 0:
+            t.register_hook(lambda g: g * 3)
+            y = t * x
+        else:
+            y = t + x
+        return y
+
+    with pytest.raises(NotImplementedError, match="fire only when"):
+        run_to_static(f, random_inputs([4]))
+
+
+def test_hook_in_python_loop_body_matches_eager(static_runner):
+    def f(x):
+        y = x
+        for _ in range(3):
+            t = y * 2
+            t.register_hook(lambda g: g * 3)
+            y = t.sin()
+        return y
+
+    assert_same_as_eager(f, random_inputs([4]), static_runner)
+
+
+def test_hook_inside_tensor_while_loop_raises():
+    def f(x):
+        y = x
+        i = paddle.zeros([1])
+        while i < 3:
+            t = y * 2
+            t.register_hook(lambda g: g * 3)
+            y = t.sin()
+            i += 1
+        return y
+
+    with pytest.raises(NotImplementedError, match="while loop"):
+        run_to_static(f, random_inputs([4]))
+
+
+class EagerParamHookMLP(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(3, 2)
+        self.calls = 0
+        self.fc.weight.register_hook(self.scale_grad)
+
+    def scale_grad(self, g):
+        self.calls += 1
+        return g * 2
+
+    def forward(self, x):
+        return paddle.tanh(self.fc(x))
+
+
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_eagerly_registered_parameter_hook_fires_once_per_backward(full_graph):
+    paddle.seed(3)
+    eager = EagerParamHookMLP()
+    static = EagerParamHookMLP()
+    static.set_state_dict(eager.state_dict())
+    compiled = paddle.jit.to_static(static, full_graph=full_graph)
+    (x,) = random_inputs([4, 3], dtype="float32")
+    for step in range(1, 3):
+        for layer, fn in ((eager, eager), (static, compiled)):
+            fn(paddle.to_tensor(x)).sum().backward()
+            assert layer.calls == step
+        np.testing.assert_allclose(
+            static.fc.weight.grad.numpy(), eager.fc.weight.grad.numpy(), rtol=1e-6
+        )
+
+
+def test_jit_save_drops_hooks_from_inference_program(tmp_path):
+    paddle.seed(5)
+    layer = ActivationHookMLP()
+    static = paddle.jit.to_static(layer, full_graph=True)
+    (x,) = random_inputs([6, 4], dtype="float32")
+    static(paddle.to_tensor(x)).mean().backward()  # train once: hook ops built
+    path = str(tmp_path / "model")
+    spec = paddle.static.InputSpec([-1, 4], "float32", "x")
+    paddle.jit.save(static, path, input_spec=[spec])
+    op_names = re.findall(r'"#":"\d+\.(\w+)"', (tmp_path / "model.json").read_text())
+    assert "tanh" in op_names
+    assert "pylayer" not in op_names
+    loaded = paddle.jit.load(path)
+    for batch in (1, 3, 6):
+        np.testing.assert_allclose(
+            loaded(paddle.to_tensor(x[:batch])).numpy(),
+            layer(paddle.to_tensor(x[:batch])).numpy(),
+            rtol=1e-6,
+        )
