@@ -1,0 +1,428 @@
+"""SOT (``to_static(full_graph=False)``) captures ``Tensor.register_hook``.
+
+``register_hook`` and ``handle.remove()`` are recorded in SOT's graph instead
+of breaking it, so the compiled program holds the hook and the hook sees the
+total gradient of the tensor, as in eager. Every test compiles every
+subgraph (``MIN_GRAPH_SIZE=0``), checks with SOT's own bookkeeping that the
+function was traced into one graph holding the hook op with no graph break,
+and compares the output and input gradients with eager.
+"""
+
+import functools
+
+import numpy as np
+import paddle
+import pytest
+from conftest import (
+    assert_same_as_eager,
+    random_inputs,
+    run_eager,
+    run_to_static,
+)
+from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
+
+HOOK_OP = "pd_op.pylayer"
+
+
+@pytest.fixture(autouse=True)
+def sot_env(monkeypatch):
+    # SOT reads these at each use, so setting them in the test is enough:
+    # compile every subgraph, however small, and record break reasons,
+    # compiles and compiled programs.
+    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")
+    monkeypatch.setenv(
+        "SOT_COLLECT_INFO", "breakgraph_reason,compile_count,subgraph_info"
+    )
+    InfoCollector().clear()
+    yield
+    InfoCollector().clear()
+
+
+def graph_breaks():
+    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
+    return [str(i.reason) for i in infos.get("BreakGraphReasonInfo", [])]
+
+
+def compiles():
+    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
+    return len(infos.get("CompileCountInfo", []))
+
+
+def compiled_programs():
+    """The programs compiled by the last ``to_static`` call."""
+    infos = InfoCollector().get_info_dict(InfoType.STEP_INFO)
+    return [i.graph for i in infos.get("SubGraphInfo", [])]
+
+
+def run_sot(fn, inputs):
+    """``run_to_static`` in SOT mode, checking ``fn`` was traced in one graph
+    holding the hook op, without a graph break."""
+    InfoCollector().clear()
+    result = run_to_static(fn, inputs, full_graph=False)
+    assert graph_breaks() == []
+    programs = compiled_programs()
+    assert len(programs) == 1, "fn must be traced into exactly one graph"
+    assert HOOK_OP in programs[0], "the hook must be in the compiled program"
+    return result
+
+
+def double(g):
+    return 2 * g
+
+
+def times5(g):
+    return g * 5
+
+
+def test_seed_example_hook_registered_after_use_doubles_grad():
+    def f(x):
+        t = 3 * x
+        x.register_hook(lambda g: 2 * g)
+        return t
+
+    x = paddle.to_tensor([2.0], "float64", stop_gradient=False)
+    paddle.jit.to_static(f)(x).backward()
+    np.testing.assert_array_equal(x.grad.numpy(), [6.0])
+    assert graph_breaks() == []
+    assert_same_as_eager(f, [np.array([2.0])], run_sot)
+
+
+def test_hook_on_leaf_input_registered_before_use():
+    def f(x, y):
+        x.register_hook(lambda g: g * 3)
+        return paddle.tanh(x) * y + x
+
+    assert_same_as_eager(f, random_inputs([3, 4], [3, 4]), run_sot)
+
+
+def test_hook_on_intermediate_used_before_and_after_registration():
+    # Stock SOT broke the graph at register_hook and registered the hook
+    # eagerly on the output of the compiled subgraph: the hook missed the
+    # gradient of ``u = t * x`` computed inside that subgraph.
+    def f(x):
+        t = paddle.tanh(x)
+        u = t * x
+        t.register_hook(times5)
+        return u + t
+
+    inputs = random_inputs([2, 3])
+    # Gradients first (without the bookkeeping checks of ``run_sot``), so
+    # that stock SOT fails on the wrong gradient rather than on the break.
+    assert_same_as_eager(f, inputs, lambda fn, xs: run_to_static(fn, xs, False))
+    assert_same_as_eager(f, inputs, run_sot)
+
+
+def test_hook_on_intermediate_between_two_uses_sees_total_grad():
+    seen = []
+
+    def f(x, y):
+        t = paddle.sin(x) * y
+        u = t * t
+        t.register_hook(lambda g: seen.append(g) or g.exp())
+        return u + paddle.matmul(t, y, transpose_y=True).sum(-1, keepdim=True)
+
+    assert_same_as_eager(f, random_inputs([3, 4], [3, 4]), run_sot)
+    assert len(seen) == 2  # once in eager, once when the backward was built
+    assert isinstance(seen[1], paddle.pir.Value)  # the static gradient
+
+
+def test_hook_on_returned_output_sees_outer_grad():
+    def f(x):
+        t = paddle.exp(x)
+        t.register_hook(lambda g: g * g)
+        return t
+
+    assert_same_as_eager(f, random_inputs([2, 5]), run_sot)
+
+
+def test_hook_on_output_that_is_also_used_inside():
+    def f(x):
+        t = paddle.exp(x)
+        t.register_hook(lambda g: g + 1)
+        return t + paddle.sin(t)
+
+    assert_same_as_eager(f, random_inputs([2, 5]), run_sot)
+
+
+def test_hooks_run_in_registration_order():
+    def f(x):
+        t = x * x
+        t.register_hook(lambda g: g * 2)
+        t.register_hook(lambda g: g + 1)
+        return t.sum(-1)
+
+    def f_reversed(x):
+        t = x * x
+        t.register_hook(lambda g: g + 1)
+        t.register_hook(lambda g: g * 2)
+        return t.sum(-1)
+
+    inputs = random_inputs([3, 4])
+    assert_same_as_eager(f, inputs, run_sot)
+    assert_same_as_eager(f_reversed, inputs, run_sot)
+    assert not np.allclose(
+        run_eager(f, inputs)[1], run_eager(f_reversed, inputs)[1]
+    )
+
+
+def test_hook_returning_none_leaves_grad_unchanged():
+    calls = []
+
+    def f(x):
+        t = paddle.tanh(x)
+        t.register_hook(lambda g: calls.append(1))
+        t.register_hook(lambda g: g * 5)
+        return t * x
+
+    assert_same_as_eager(f, random_inputs([4]), run_sot)
+    assert len(calls) == 2
+
+
+def test_removed_hook_is_not_applied():
+    def f(x):
+        t = paddle.tanh(x)
+        handle = t.register_hook(lambda g: g * 100)
+        t.register_hook(lambda g: g - 1)
+        u = t * x
+        assert handle.remove() is True
+        return u
+
+    assert_same_as_eager(f, random_inputs([4]), run_sot)
+
+
+def test_hook_removed_right_away_is_not_applied():
+    def f(x):
+        handle = x.register_hook(double)
+        handle.remove()
+        return x * x
+
+    assert_same_as_eager(f, random_inputs([4]), run_sot)
+
+
+def test_several_hooked_values_in_one_graph():
+    def f(x, y):
+        a = x * y
+        b = paddle.exp(a)
+        x.register_hook(lambda g: g * 0.5)
+        a.register_hook(lambda g: g + 2)
+        b.register_hook(lambda g: -g)
+        y.register_hook(lambda g: g * g)
+        return b + a * x
+
+    assert_same_as_eager(f, random_inputs([2, 3], [2, 3]), run_sot)
+
+
+def test_hook_closure_over_an_argument():
+    def f(x, scale):
+        t = paddle.tanh(x)
+        t.register_hook(lambda g: g * scale)
+        return t * x
+
+    inputs = random_inputs([4])
+    assert_same_as_eager(lambda x: f(x, 3.0), inputs, run_sot)
+
+
+def test_hook_capturing_a_tensor_breaks_the_graph_and_matches_eager():
+    # Not captured yet: the hook's ops would use a forward value in the
+    # backward program, which to_static's split_program does not support.
+    def f(x, w):
+        t = paddle.tanh(x)
+        t.register_hook(lambda g: g * w)
+        return t * w
+
+    assert_same_as_eager(
+        f,
+        random_inputs([4], [4]),
+        lambda fn, inputs: run_to_static(fn, inputs, False),
+    )
+    assert len(graph_breaks()) == 1
+    assert "captures the tensor" in graph_breaks()[0]
+
+
+def test_hook_defined_with_def_inside_the_function():
+    def f(x):
+        offset = 0.5
+
+        def hook(g):
+            return g + offset
+
+        t = x * x
+        t.register_hook(hook)
+        return t
+
+    assert_same_as_eager(f, random_inputs([4]), run_sot)
+
+
+def test_module_level_function_hook():
+    def f(x):
+        t = 3 * x
+        t.register_hook(double)
+        return t * x
+
+    assert_same_as_eager(f, random_inputs([4]), run_sot)
+
+
+def scale_grad(g, factor):
+    return g * factor
+
+
+def test_functools_partial_hook():
+    def f(x):
+        t = x * x
+        t.register_hook(functools.partial(scale_grad, factor=3.0))
+        return t
+
+    assert_same_as_eager(f, random_inputs([4]), run_sot)
+
+
+class Scaler:
+    def __init__(self, factor):
+        self.factor = factor
+
+    def hook(self, g):
+        return g * self.factor
+
+
+def test_bound_method_hook():
+    scaler = Scaler(4.0)
+
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(scaler.hook)
+        return t * x
+
+    assert_same_as_eager(f, random_inputs([4]), run_sot)
+
+
+class ActivationHookMLP(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(4, 8)
+        self.fc2 = paddle.nn.Linear(8, 3)
+        self.factor = 0.5
+
+    def scale(self, g):
+        return g * self.factor
+
+    def forward(self, x):
+        h = paddle.tanh(self.fc1(x))
+        h.register_hook(lambda g: g + 0.1)
+        h.register_hook(self.scale)
+        return self.fc2(h)
+
+
+def test_layer_with_activation_hook_trains_like_eager():
+    paddle.seed(7)
+    eager = ActivationHookMLP()
+    static = ActivationHookMLP()
+    static.set_state_dict(eager.state_dict())
+    static = paddle.jit.to_static(static, full_graph=False)
+    inputs = random_inputs([5, 4], [5, 4], [5, 4], dtype="float32")
+
+    def train(layer):
+        opt = paddle.optimizer.SGD(0.1, parameters=layer.parameters())
+        trace = []
+        for a in inputs:
+            loss = layer(paddle.to_tensor(a)).square().mean()
+            loss.backward()
+            trace += [float(loss)] + [
+                p.grad.numpy() for p in layer.parameters()
+            ]
+            opt.step()
+            opt.clear_grad()
+        return trace + [p.numpy() for p in layer.parameters()]
+
+    InfoCollector().clear()
+    got = train(static)
+    assert graph_breaks() == []
+    assert compiles() == 1
+    for g, w in zip(got, train(eager)):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-7)
+
+
+def test_new_lambda_each_call_reuses_the_compiled_graph():
+    def f(x):
+        t = x * x
+        t.register_hook(lambda g: g * 3)
+        return t
+
+    static_f = paddle.jit.to_static(f, full_graph=False)
+    inputs = random_inputs([4])
+    want = run_eager(f, inputs)
+    for _ in range(3):
+        got = run_eager(static_f, inputs)
+        np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-12)
+    assert compiles() == 1
+    assert graph_breaks() == []
+
+
+def test_hook_capturing_a_new_value_recompiles():
+    def f(x, scale):
+        t = x * x
+        t.register_hook(lambda g: g * scale)
+        return t
+
+    static_f = paddle.jit.to_static(f, full_graph=False)
+    inputs = random_inputs([4])
+    for scale in (2.0, 3.0, 2.0):
+        want = run_eager(functools.partial(f, scale=scale), inputs)
+        got = run_eager(functools.partial(static_f, scale=scale), inputs)
+        np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-12)
+    assert compiles() == 2  # one per value of scale
+    assert graph_breaks() == []
+
+
+def test_different_hook_from_outside_recompiles():
+    def f(x, hook):
+        t = x * x
+        t.register_hook(hook)
+        return t
+
+    static_f = paddle.jit.to_static(f, full_graph=False)
+    inputs = random_inputs([4])
+    for hook in (double, times5, double):
+        want = run_eager(functools.partial(f, hook=hook), inputs)
+        got = run_eager(functools.partial(static_f, hook=hook), inputs)
+        np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-12)
+    assert compiles() == 2  # one per hook
+    assert graph_breaks() == []
+
+
+def test_register_hook_on_stop_gradient_tensor_raises_like_eager():
+    def f(x):
+        c = paddle.ones([3])
+        c.register_hook(double)
+        return x * c
+
+    with pytest.raises(RuntimeError, match="stop gradient"):
+        run_to_static(f, random_inputs([3]), full_graph=False)
+
+
+class ParamHookLinear(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.fc.weight.register_hook(double)
+        return paddle.tanh(self.fc(x))
+
+
+def test_hook_on_parameter_breaks_the_graph_and_matches_eager():
+    # Not captured: a parameter is a leaf, so the hook registered eagerly
+    # (the former behaviour) sees its total gradient.
+    paddle.seed(3)
+    eager = ParamHookLinear()
+    static = ParamHookLinear()
+    static.set_state_dict(eager.state_dict())
+    static = paddle.jit.to_static(static, full_graph=False)
+    x = paddle.to_tensor(random_inputs([2, 3], dtype="float32")[0])
+    eager(x).sum().backward()
+    static(x).sum().backward()
+    np.testing.assert_allclose(
+        static.fc.weight.grad.numpy(), eager.fc.weight.grad.numpy(), rtol=1e-6
+    )
+    assert graph_breaks() == [
+        "Tensor.register_hook cannot be captured: hooks on parameters are "
+        "registered eagerly."
+    ]
