@@ -472,3 +472,100 @@ def test_jit_save_drops_hooks_from_inference_program(tmp_path):
             layer(paddle.to_tensor(x[:batch])).numpy(),
             rtol=1e-6,
         )
+
+
+def test_hook_reading_a_forward_tensor_matches_eager(static_runner):
+    def f(x):
+        mask = (x > 0).astype(x.dtype)
+        scale = paddle.exp(x)
+        t = x * 3
+        t.register_hook(lambda g: g * mask + scale)
+        return t * t
+
+    assert_same_as_eager(f, random_inputs([3, 4]), static_runner)
+
+
+def test_hook_reading_a_forward_tensor_trains_like_eager():
+    class MaskedGrad(paddle.nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = paddle.nn.Linear(4, 4)
+
+        def forward(self, x):
+            h = self.fc(x)
+            keep = (h.abs() > 0.1).astype(h.dtype)
+            h.register_hook(lambda g: g * keep)
+            return paddle.tanh(h)
+
+    paddle.seed(11)
+    eager = MaskedGrad()
+    static = MaskedGrad()
+    static.set_state_dict(eager.state_dict())
+    compiled = paddle.jit.to_static(static, full_graph=True)
+    for a in random_inputs([6, 4], [6, 4], [6, 4], dtype="float32"):
+        for layer, fn in ((eager, eager), (static, compiled)):
+            fn(paddle.to_tensor(a)).square().sum().backward()
+        for p_static, p_eager in zip(static.parameters(), eager.parameters()):
+            np.testing.assert_allclose(
+                p_static.grad.numpy(), p_eager.grad.numpy(), rtol=1e-6, atol=1e-7
+            )
+
+
+def test_hooks_are_freed_with_their_program():
+    import gc
+    import weakref
+
+    from paddle.autograd import static_hooks
+
+    class Payload:
+        pass
+
+    def trace_and_drop(n):
+        payload = Payload()
+
+        def f(x):
+            t = x * 3
+            t.register_hook(lambda g, payload=payload: g * 2)
+            return t
+
+        x = paddle.ones([n])
+        x.stop_gradient = False
+        paddle.jit.to_static(f, full_graph=True)(x).sum().backward()
+        return weakref.ref(payload)
+
+    gc.collect()
+    before = len(static_hooks._VALUE_HOOKS)
+    payloads = [trace_and_drop(i % 7 + 1) for i in range(1000)]
+    gc.collect()
+    assert len(static_hooks._VALUE_HOOKS) == before
+    assert all(ref() is None for ref in payloads)
+
+
+def _printing_hook_function():
+    def f(x):
+        t = x * 3
+        t.register_hook(lambda g: print("hook sees", g))
+        return t * t
+
+    return f
+
+
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_print_in_hook_prints_the_gradient_at_every_backward(capfd, full_graph):
+    f = paddle.jit.to_static(_printing_hook_function(), full_graph=full_graph)
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    for run in range(3):
+        f(x).sum().backward()
+    out, err = capfd.readouterr()
+    printed = out + err
+    # One print op in the backward program, run at each backward: 2 * t.
+    assert printed.count("hook sees") == 3, printed
+    assert printed.count("data: [6.000000 12.000000]") == 3, printed
+
+
+def test_print_in_hook_prints_at_every_run_of_a_static_program(capfd):
+    f = _printing_hook_function()
+    for run in range(2):
+        run_static_program(f, [np.array([1.0, 2.0], "float32")])
+    out, err = capfd.readouterr()
+    assert (out + err).count("hook sees") == 2

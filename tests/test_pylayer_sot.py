@@ -1,0 +1,633 @@
+"""SOT (``to_static(full_graph=False)``) captures ``PyLayer.apply``.
+
+``MyLayer.apply(...)`` is recorded in SOT's graph as one statement that
+builds a ``pylayer`` op when the graph is compiled, instead of breaking the
+graph and running the layer eagerly. Every test compiles every subgraph
+(``MIN_GRAPH_SIZE=0``), checks with SOT's own bookkeeping that the function
+was traced into one graph holding the ``pylayer`` op(s) with no graph break,
+and compares the output and every input gradient with eager.
+"""
+
+import os
+
+import numpy as np
+import paddle
+import pytest
+from conftest import (
+    assert_same_as_eager,
+    random_inputs,
+    run_eager,
+    run_to_static,
+)
+from paddle.autograd import PyLayer
+from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
+
+PYLAYER_OP = '"pd_op.pylayer"'
+
+
+@pytest.fixture(autouse=True)
+def sot_env(monkeypatch):
+    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")
+    monkeypatch.setenv(
+        "SOT_COLLECT_INFO", "breakgraph_reason,compile_count,subgraph_info"
+    )
+    InfoCollector().clear()
+    yield
+    InfoCollector().clear()
+
+
+def graph_breaks():
+    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
+    return [str(i.reason) for i in infos.get("BreakGraphReasonInfo", [])]
+
+
+def compiles():
+    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
+    return len(infos.get("CompileCountInfo", []))
+
+
+def compiled_programs():
+    infos = InfoCollector().get_info_dict(InfoType.STEP_INFO)
+    return [i.graph for i in infos.get("SubGraphInfo", [])]
+
+
+def check_one_graph(n_pylayers=1):
+    assert graph_breaks() == []
+    programs = compiled_programs()
+    assert len(programs) == 1, "fn must be traced into exactly one graph"
+    assert programs[0].count(PYLAYER_OP) >= n_pylayers, programs[0]
+
+
+def make_run_sot(n_pylayers=1):
+    def run_sot(fn, inputs):
+        InfoCollector().clear()
+        result = run_to_static(fn, inputs, full_graph=False)
+        check_one_graph(n_pylayers)
+        return result
+
+    return run_sot
+
+
+run_sot = make_run_sot()
+
+
+def same_as_eager(fn, *shapes, n_pylayers=1, dtype="float64"):
+    inputs = random_inputs(*shapes, dtype=dtype)
+    assert_same_as_eager(fn, inputs, make_run_sot(n_pylayers))
+
+
+# -- layers -----------------------------------------------------------------
+
+
+class cus_tanh(PyLayer):
+    @staticmethod
+    def forward(ctx, x, func1, func2=paddle.square):
+        ctx.func = func2
+        y = func1(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        (y,) = ctx.saved_tensor()
+        return dy * (1 - ctx.func(y))
+
+
+class SaveInput(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return paddle.sin(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return g * paddle.cos(x)
+
+
+class SaveOutput(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        y = paddle.exp(x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (y,) = ctx.saved_tensor()
+        return g * y
+
+
+class SaveSeveral(PyLayer):
+    @staticmethod
+    def forward(ctx, x, y):
+        out = x * y + paddle.sin(x)
+        ctx.save_for_backward(x, y, out)
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y, out = ctx.saved_tensor()
+        return g * (y + paddle.cos(x)), g * x + 0 * out
+
+
+class Scale(PyLayer):
+    """Non-tensor arguments of every kind, several as keywords."""
+
+    @staticmethod
+    def forward(
+        ctx,
+        x,
+        fn=None,
+        func=paddle.tanh,
+        k=2,
+        alpha=1.5,
+        flag=True,
+        dims=(1, 1),
+    ):
+        ctx.save_for_backward(x)
+        ctx.k, ctx.alpha, ctx.flag, ctx.dims = k, alpha, flag, dims
+        y = func(x) * alpha * k
+        if fn is not None:
+            y = fn(y)
+        if flag:
+            y = y + 1
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return g * ctx.alpha * ctx.k * (1 - paddle.tanh(x) ** 2)
+
+
+class KeywordX(PyLayer):
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensor()
+        return g * w, g * x
+
+
+def _square(x):
+    return x * x
+
+
+def _dsquare(x, g):
+    return 2 * x * g
+
+
+class Helpers(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return _square(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return _dsquare(x, g)
+
+
+class IfInForward(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        if x.mean() > 0:
+            y = x * 2
+        else:
+            y = x * 3
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        if x.mean() > 0:
+            return g * 2
+        return g * 3
+
+
+class IfInBackward(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        if g.sum() > 0:
+            gx = 2 * x * g
+        else:
+            gx = 2 * x * g + 0.0
+        return gx
+
+
+class TwoInTwoOut(PyLayer):
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y, x + paddle.sin(y)
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        x, y = ctx.saved_tensor()
+        return ga * y + gb, ga * x + gb * paddle.cos(y)
+
+
+class NoneGrad(PyLayer):
+    @staticmethod
+    def forward(ctx, x, y):
+        return x * 2 + y
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2, None
+
+
+class NonDiff(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        y = paddle.tanh(x)
+        m = paddle.ones_like(x) * 3
+        ctx.mark_non_differentiable(m)
+        ctx.save_for_backward(y)
+        return y, m
+
+    @staticmethod
+    def backward(ctx, gy, gm):
+        (y,) = ctx.saved_tensor()
+        return gy * (1 - y * y)
+
+
+class NoMaterialize(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        gx = ga * 2 if ga is not None else None
+        if gb is not None:
+            gx = gb * 3 if gx is None else gx + gb * 3
+        return gx
+
+
+class Inner(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return 2 * x * g
+
+
+class Outer(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        y = Inner.apply(x)
+        ctx.save_for_backward(x)
+        return paddle.sin(y)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return g * paddle.cos(x * x) * 2 * x
+
+
+class ListInput(PyLayer):
+    @staticmethod
+    def forward(ctx, xs, scale):
+        ctx.save_for_backward(xs[0], xs[1])
+        ctx.scale = scale
+        return xs[0] * xs[1] * scale
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensor()
+        # Like eager: one list of gradients for the list input.
+        return [g * b * ctx.scale, g * a * ctx.scale]
+
+
+class MulW(PyLayer):
+    """``x * w`` with ``w`` broadcast over the rows of ``x``."""
+
+    @staticmethod
+    def forward(ctx, x, w):
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensor()
+        return g * w, (g * x).sum(axis=0)
+
+
+# -- tests ------------------------------------------------------------------
+
+
+def test_seed_cus_tanh_keyword_function():
+    def f(x):
+        y = x * 2
+        return cus_tanh.apply(y, func1=paddle.tanh) + 1
+
+    same_as_eager(f, [3, 4])
+
+
+def test_seed_cus_tanh_both_functions_positional():
+    def f(x):
+        return cus_tanh.apply(x, paddle.tanh, paddle.square)
+
+    same_as_eager(f, [3, 4])
+
+
+@pytest.mark.parametrize("layer", [SaveInput, SaveOutput])
+def test_save_for_backward_input_or_output(layer):
+    same_as_eager(lambda x: layer.apply(x * 1.5), [3, 4])
+
+
+def test_save_for_backward_several_tensors():
+    same_as_eager(lambda x, y: SaveSeveral.apply(x, y), [3, 4], [3, 4])
+
+
+def test_non_tensor_keyword_args_fn_func():
+    def f(x):
+        return Scale.apply(
+            x,
+            fn=paddle.sin,
+            func=paddle.tanh,
+            k=3,
+            alpha=0.5,
+            flag=False,
+            dims=(2, 3),
+        )
+
+    same_as_eager(f, [3, 4])
+
+
+def test_non_tensor_positional_args_and_none():
+    def f(x):
+        return Scale.apply(x, None, paddle.tanh, 4, 2.0, True, (1,))
+
+    same_as_eager(f, [3, 4])
+
+
+def test_lambda_argument_defined_in_frame():
+    def f(x):
+        c = 3.0
+        return Scale.apply(x, fn=lambda t: t * c)
+
+    same_as_eager(f, [3, 4])
+
+
+def test_tensor_keyword_named_x():
+    same_as_eager(lambda a, b: KeywordX.apply(x=a, w=b), [3, 4], [3, 4])
+
+
+def test_helper_functions_in_forward_and_backward():
+    same_as_eager(lambda x: Helpers.apply(x) * 2, [3, 4])
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_tensor_dependent_if_in_forward_and_backward(sign):
+    def f(x):
+        return IfInForward.apply(x + sign * 10)
+
+    same_as_eager(f, [3, 4])
+
+
+def test_tensor_dependent_if_in_backward():
+    same_as_eager(lambda x: IfInBackward.apply(x), [3, 4])
+
+
+def test_multiple_inputs_and_outputs():
+    def f(x, y):
+        a, b = TwoInTwoOut.apply(x, y)
+        return a * 2 + b
+
+    same_as_eager(f, [3, 4], [3, 4])
+
+
+def same_as_eager_but_none_is_zero(fn, *shapes):
+    """Like ``same_as_eager``, but where eager gives an input no gradient
+    (None), accept zeros: every to_static program (AST or SOT, with or
+    without a PyLayer) gives zeros to an input that it uses but that gets
+    no gradient, e.g. ``x * 2 + y.detach()``."""
+    inputs = random_inputs(*shapes)
+    want_out, want_grads = run_eager(fn, inputs)
+    got_out, got_grads = run_sot(fn, inputs)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+    for got, want in zip(got_grads, want_grads):
+        if want is None:
+            assert got is None or not got.any()
+        else:
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_backward_returns_none():
+    same_as_eager_but_none_is_zero(
+        lambda x, y: NoneGrad.apply(x, y), [3, 4], [3, 4]
+    )
+
+
+def test_stop_gradient_input():
+    def f(x, y):
+        return NoneGrad.apply(x, y.detach())
+
+    same_as_eager_but_none_is_zero(f, [3, 4], [3, 4])
+
+
+def test_stop_gradient_input_backward_must_return_none():
+    class Bad(PyLayer):
+        @staticmethod
+        def forward(ctx, x, y):
+            return x + y
+
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+
+    def f(x, y):
+        return Bad.apply(x, y.detach())
+
+    x, y = random_inputs([3], [3])
+    for runner in (run_eager, run_sot):
+        with pytest.raises(ValueError, match="should return None"):
+            runner(f, [x, y])
+
+
+def test_mark_non_differentiable():
+    def f(x):
+        y, m = NonDiff.apply(x)
+        assert m.stop_gradient and not y.stop_gradient
+        return y * m
+
+    same_as_eager(f, [3, 4])
+
+
+def test_set_materialize_grads_false_unused_output():
+    def f(x):
+        a, b = NoMaterialize.apply(x)
+        return a + 1
+
+    same_as_eager(f, [3, 4])
+
+
+def test_set_materialize_grads_false_both_outputs():
+    def f(x):
+        a, b = NoMaterialize.apply(x)
+        return a * b
+
+    same_as_eager(f, [3, 4])
+
+
+def test_nested_pylayers():
+    same_as_eager(lambda x: Outer.apply(x), [3, 4])
+
+
+def test_list_of_tensors_argument():
+    same_as_eager(lambda x, y: ListInput.apply([x, y], 2.0), [3, 4], [3, 4])
+
+
+def test_pylayer_in_for_loop():
+    def f(x):
+        for _ in range(3):
+            x = SaveInput.apply(x)
+        return x
+
+    same_as_eager(f, [3, 4], n_pylayers=3)
+
+
+def test_pylayer_in_if():
+    def f(x):
+        if x.shape[0] > 2:
+            y = SaveInput.apply(x)
+        else:
+            y = SaveOutput.apply(x)
+        return y
+
+    same_as_eager(f, [3, 4])
+
+
+def test_same_pylayer_applied_several_times():
+    def f(x, y):
+        a = SaveOutput.apply(x)
+        b = SaveOutput.apply(y)
+        return SaveOutput.apply(a * b)
+
+    same_as_eager(f, [3, 4], [3, 4], n_pylayers=3)
+
+
+def test_pylayer_with_register_hook_on_its_input():
+    def f(x):
+        t = x * 2
+        t.register_hook(lambda g: g * 3)
+        return SaveInput.apply(t)
+
+    same_as_eager(f, [3, 4], n_pylayers=2)
+
+
+def test_guard_on_function_argument_recompiles():
+    x = paddle.to_tensor(random_inputs([3])[0])
+    sf = paddle.jit.to_static(
+        lambda x, fn: cus_tanh.apply(x, paddle.tanh, fn), full_graph=False
+    )
+    for fn in (paddle.square, paddle.abs, paddle.square):
+        xs = x.detach()
+        xs.stop_gradient = False
+        out = sf(xs, fn)
+        out.sum().backward()
+        xe = x.detach()
+        xe.stop_gradient = False
+        ref = cus_tanh.apply(xe, paddle.tanh, fn)
+        ref.sum().backward()
+        np.testing.assert_allclose(out.numpy(), ref.numpy())
+        np.testing.assert_allclose(xs.grad.numpy(), xe.grad.numpy())
+    assert graph_breaks() == []
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 4)
+        self.w = self.create_parameter([4])
+
+    def forward(self, x):
+        h = self.linear(x)
+        h = MulW.apply(h, w=self.w)
+        return cus_tanh.apply(h, func1=paddle.tanh).mean()
+
+
+def _train(net, static, steps=5):
+    if static:
+        net = paddle.jit.to_static(net, full_graph=False)
+    opt = paddle.optimizer.SGD(0.1, parameters=net.parameters())
+    x = paddle.to_tensor(random_inputs([8, 4], dtype="float32")[0])
+    losses = []
+    for _ in range(steps):
+        loss = net(x)
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses, [p.numpy() for p in net.parameters()]
+
+
+def test_layer_training_with_sgd_matches_eager():
+    paddle.seed(7)
+    eager_net = Net()
+    paddle.seed(7)
+    sot_net = Net()
+    want_losses, want_params = _train(eager_net, static=False)
+    got_losses, got_params = _train(sot_net, static=True)
+    assert graph_breaks() == []
+    np.testing.assert_allclose(got_losses, want_losses, rtol=1e-5)
+    for got, want in zip(got_params, want_params):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_jit_save_after_sot_training(tmp_path):
+    paddle.seed(7)
+    net = Net()
+    _train(net, static=True, steps=2)
+    x = paddle.to_tensor(random_inputs([8, 4], dtype="float32")[0])
+    want = Net.forward(net, x)
+    path = os.path.join(tmp_path, "net")
+    paddle.jit.save(
+        net, path, input_spec=[paddle.static.InputSpec([8, 4], "float32")]
+    )
+    loaded = paddle.jit.load(path)
+    np.testing.assert_allclose(loaded(x).numpy(), want.numpy(), rtol=1e-5)
+
+
+class TensorAttr(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.x = x  # not allowed in a static graph
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2
+
+
+def test_forward_that_cannot_be_static_breaks_and_runs_eagerly():
+    def f(x):
+        return TensorAttr.apply(x * 2) + 1
+
+    inputs = random_inputs([3, 4])
+    want_out, want_grads = run_eager(f, inputs)
+    InfoCollector().clear()
+    got_out, got_grads = run_to_static(f, inputs, full_graph=False)
+    (reason,) = graph_breaks()
+    assert "PyLayer.apply cannot be captured: TensorAttr" in reason
+    assert "ctx.save_for_backward" in reason
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
