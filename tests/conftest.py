@@ -58,7 +58,9 @@ def run_static_program(fn, inputs, use_append_backward=False):
                 x.stop_gradient = False
                 xs.append(x)
             out = fn(*xs)
-            cot = paddle.static.data("cot", list(out.shape), str(inputs[0].dtype))
+            cot = paddle.static.data(
+                "cot", list(out.shape), str(inputs[0].dtype)
+            )
             loss = (out * cot).sum()
             if use_append_backward:
                 pairs = paddle.static.append_backward(loss, parameter_list=xs)

@@ -7,7 +7,9 @@ import sys
 
 import pytest
 
-EXAMPLES = sorted((pathlib.Path(__file__).parent.parent / "examples").glob("*.py"))
+EXAMPLES = sorted(
+    (pathlib.Path(__file__).parent.parent / "examples").glob("*.py")
+)
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=lambda p: p.stem)

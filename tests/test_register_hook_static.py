@@ -112,7 +112,9 @@ def test_hooks_run_in_registration_order(static_runner):
     assert_same_as_eager(f, inputs, static_runner)
     assert_same_as_eager(f_reversed, inputs, static_runner)
     # The two orders differ, so the check above can tell them apart.
-    assert not np.allclose(run_eager(f, inputs)[1], run_eager(f_reversed, inputs)[1])
+    assert not np.allclose(
+        run_eager(f, inputs)[1], run_eager(f_reversed, inputs)[1]
+    )
 
 
 def test_hook_returning_none_leaves_grad_unchanged(static_runner):
@@ -173,7 +175,9 @@ def test_float32_grads_match_eager(static_runner):
         t.register_hook(lambda g: g / 3)
         return t * x
 
-    assert_same_as_eager(f, random_inputs([5, 2], dtype="float32"), static_runner)
+    assert_same_as_eager(
+        f, random_inputs([5, 2], dtype="float32"), static_runner
+    )
 
 
 def _forward_op_names(fn, shapes):
@@ -356,7 +360,9 @@ def test_activation_hook_trains_like_eager_for_several_steps():
         for a in inputs:
             loss = layer(paddle.to_tensor(a)).square().mean()
             loss.backward()
-            trace += [float(loss)] + [p.grad.numpy() for p in layer.parameters()]
+            trace += [float(loss)] + [
+                p.grad.numpy() for p in layer.parameters()
+            ]
             opt.step()
             opt.clear_grad()
         return trace + [p.numpy() for p in layer.parameters()]
@@ -449,7 +455,9 @@ def test_eagerly_registered_parameter_hook_fires_once_per_backward(full_graph):
             fn(paddle.to_tensor(x)).sum().backward()
             assert layer.calls == step
         np.testing.assert_allclose(
-            static.fc.weight.grad.numpy(), eager.fc.weight.grad.numpy(), rtol=1e-6
+            static.fc.weight.grad.numpy(),
+            eager.fc.weight.grad.numpy(),
+            rtol=1e-6,
         )
 
 
@@ -462,7 +470,9 @@ def test_jit_save_drops_hooks_from_inference_program(tmp_path):
     path = str(tmp_path / "model")
     spec = paddle.static.InputSpec([-1, 4], "float32", "x")
     paddle.jit.save(static, path, input_spec=[spec])
-    op_names = re.findall(r'"#":"\d+\.(\w+)"', (tmp_path / "model.json").read_text())
+    op_names = re.findall(
+        r'"#":"\d+\.(\w+)"', (tmp_path / "model.json").read_text()
+    )
     assert "tanh" in op_names
     assert "pylayer" not in op_names
     loaded = paddle.jit.load(path)
@@ -507,7 +517,10 @@ def test_hook_reading_a_forward_tensor_trains_like_eager():
             fn(paddle.to_tensor(a)).square().sum().backward()
         for p_static, p_eager in zip(static.parameters(), eager.parameters()):
             np.testing.assert_allclose(
-                p_static.grad.numpy(), p_eager.grad.numpy(), rtol=1e-6, atol=1e-7
+                p_static.grad.numpy(),
+                p_eager.grad.numpy(),
+                rtol=1e-6,
+                atol=1e-7,
             )
 
 
@@ -569,3 +582,19 @@ def test_print_in_hook_prints_at_every_run_of_a_static_program(capfd):
         run_static_program(f, [np.array([1.0, 2.0], "float32")])
     out, err = capfd.readouterr()
     assert (out + err).count("hook sees") == 2
+
+
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_retrace_with_new_shapes_matches_eager_each_time(full_graph):
+    def f(x):
+        t = paddle.tanh(x) * 2
+        t.register_hook(lambda g: g * t)
+        return t * x
+
+    static_f = paddle.jit.to_static(f, full_graph=full_graph)
+    for shape in ([3], [5, 2], [3], [5, 2], [7]):
+        (a,) = random_inputs(shape)
+        want = run_eager(f, [a])
+        got = run_eager(static_f, [a])
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-12)
