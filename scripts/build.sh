@@ -26,7 +26,7 @@ flock -n 9 || die "another scripts/build.sh is running in $ROOT"
 [[ ! -e .venv || -L .venv ]] || die ".venv is not a symlink made by scripts/build.sh; remove it first"
 current=$(readlink .venv || true)
 for d in .venvs/*; do [[ ! -e $d || $d == "$current" ]] || rm -rf -- "$d"; done
-rm -rf -- build/stage.* dist/.tmp.* .venv.new
+rm -rf -- build/stage.* dist/.tmp.* .venv.new .cache/base/.download.*
 
 pin_load
 series_load "$patches_dir"
@@ -46,8 +46,15 @@ if [[ -f .venv/.build-id && $(<.venv/.build-id) == "$build_id" && -f $out ]]; th
 fi
 echo "building $out (${#PATCHES[@]} patches from $patches_dir)"
 
+# Temp dirs for the outputs first: an unwritable dist/ or .venvs/ fails here, not minutes later.
+tmp=$(mktemp -d dist/.tmp.XXXXXX) || die "cannot write to $ROOT/dist"
+cleanup_add "$ROOT/$tmp"
+venv=$(mktemp -d ".venvs/$version.XXXXXX") || die "cannot write to $ROOT/.venvs"
+cleanup_add "$ROOT/$venv"
+chmod 755 "$venv"
+
 # Stage, patch, repack.
-stage=$(mktemp -d build/stage.XXXXXX)
+stage=$(mktemp -d build/stage.XXXXXX) || die "cannot write to $ROOT/build"
 cleanup_add "$ROOT/$stage"
 unzip -q "$BASE_WHEEL" -d "$stage" || die "cannot unpack $BASE_WHEEL"
 export GIT_CEILING_DIRECTORIES=$ROOT/build  # git apply must not see the project repo
@@ -55,15 +62,10 @@ for p in "${PATCHES[@]}"; do
     (cd "$stage" && git apply -p2 --check "$p" && git apply -p2 "$p") ||
         die "patch does not apply to the pinned base: $p"
 done
-tmp=$(mktemp -d dist/.tmp.XXXXXX)
-cleanup_add "$ROOT/$tmp"
 python3 scripts/repack_wheel.py "$stage" "$version" "$tmp/$(basename "$out")" || die "repacking the wheel failed"
 rm -rf -- "$stage"
 
 # Venv at .venvs/<dir>; .venv is switched only once it passed the smoke check.
-venv=$(mktemp -d ".venvs/$version.XXXXXX")
-cleanup_add "$ROOT/$venv"
-chmod 755 "$venv"
 python3 -m venv "$venv" || die "python3 -m venv $venv failed"
 "$venv/bin/python" -m pip install -q "$tmp/$(basename "$out")" -r requirements-test.txt ||
     die "pip install of the wheel and requirements-test.txt into $venv failed"

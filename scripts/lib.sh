@@ -21,8 +21,8 @@ _cleanup() {
     exit "$rc"
 }
 trap _cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
+trap 'echo "error: interrupted (SIGINT)" >&2; exit 130' INT
+trap 'echo "error: terminated (SIGTERM)" >&2; exit 143' TERM
 
 sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
@@ -78,11 +78,13 @@ base_wheel_get() {
     fi
     for line in "${PIN_SHAS[@]}"; do
         f=$cache/${line#* }
-        if [[ -f $f && $(sha256_of "$f") == "${line%% *}" ]]; then
+        [[ -f $f ]] || continue
+        if [[ $(sha256_of "$f") == "${line%% *}" ]]; then
             BASE_WHEEL=$f
             base_wheel_verify "$f" "${line%% *}"
             return
         fi
+        echo "warning: cached $f does not match its sha256 in base.pin (corrupt or tampered); downloading it again" >&2
     done
     mkdir -p "$cache"
     tmp=$(mktemp -d "$cache/.download.XXXXXX")

@@ -75,6 +75,17 @@ def main():
                 files.append(rel)
     files.sort(key=lambda p: (p.startswith(info + "/"), p))
 
+    try:
+        write_wheel(stage, out, files, record)
+    except OSError as e:  # e.g. a full or read-only output directory
+        try:
+            os.remove(out)
+        except OSError:
+            pass
+        die(f"{e.filename}: {e.strerror}" if e.filename else f"cannot write {out}: {e.strerror or e}")
+
+
+def write_wheel(stage, out, files, record):
     rows = []
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for rel in files:

@@ -598,3 +598,24 @@ def test_retrace_with_new_shapes_matches_eager_each_time(full_graph):
         got = run_eager(static_f, [a])
         np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
         np.testing.assert_allclose(got[1][0], want[1][0], rtol=1e-12)
+
+
+def test_to_static_training_program_runs_no_hook_op():
+    def f(x):
+        t = paddle.tanh(x)
+        t.register_hook(lambda g: g * 2)
+        return t * x
+
+    static_f = paddle.jit.to_static(f, full_graph=True)
+    x = paddle.to_tensor(random_inputs([3])[0], stop_gradient=False)
+    static_f(x).sum().backward()
+    _, partial_program = static_f.get_concrete_program(x)
+    runnable = partial_program.train_program
+    for program in (runnable.forward_program, runnable.backward_program):
+        names = [op.name() for op in program.global_block().ops]
+        assert "pd_op.tanh" in names or "pd_op.tanh_grad" in names
+        assert "pd_op.pylayer" not in names
+    # The hook still acts on the gradient.
+    x_eager = paddle.to_tensor(x.numpy(), stop_gradient=False)
+    f(x_eager).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), x_eager.grad.numpy(), rtol=1e-12)

@@ -1,0 +1,673 @@
+"""Seeded generator of small random Paddle programs, as Python source text.
+
+``generate(seed)`` returns a :class:`Program` whose ``source`` is a
+standalone module: imports, module-level ``PyLayer`` classes and hook
+helpers, ``INPUT_SHAPES``, ``EXPECT_ERROR`` and ``def f(x0, x1, ...)``.
+``f`` returns one float64 tensor built from a random DAG of differentiable
+ops, ``PyLayer.apply`` calls and ``register_hook`` calls (with some handles
+removed), and optionally a tensor-dependent ``if``.
+
+Eager Paddle is the reference, so PyLayer backwards need not be the true
+gradient; they only have to return gradients of the right shapes.
+
+Things the generator avoids on purpose, because the README lists them as
+differences by design:
+- hooks on outputs of a PyLayer (eager ignores them, static paths apply them);
+- hooks on parameters (there are none);
+- hooks inside a ``while`` loop.
+A hook registered inside an ``if`` branch on a value defined outside it is a
+clear error by design in AST mode: it is generated rarely, and then
+``EXPECT_ERROR = {"ast": "NotImplementedError"}``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+
+import numpy as np
+
+MAX_NUMEL = 48
+MAX_RANK = 3
+
+
+@dataclasses.dataclass
+class Program:
+    seed: object
+    source: str
+    input_shapes: list
+    has_if: bool
+    expect_error: dict
+
+
+@dataclasses.dataclass
+class Val:
+    name: str
+    shape: tuple
+    nograd: bool = False  # stop_gradient=True (non-differentiable)
+    hookable: bool = True  # False for PyLayer outputs (eager ignores hooks)
+
+
+def _numel(shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _bcast(a, b):
+    try:
+        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+    except ValueError:
+        return None
+
+
+def _fmt_shape(shape):
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+class _PyLayerSpec:
+    def __init__(self, name, n_in, n_out, has_k, nondiff):
+        self.name = name
+        self.n_in = n_in
+        self.n_out = n_out
+        self.has_k = has_k
+        self.nondiff = nondiff  # index of the output marked non-diff, or None
+        self.none_pos = set()  # inputs whose backward gradient is None
+
+
+UNARY = [
+    "paddle.tanh({a})",
+    "paddle.sin({a})",
+    "paddle.square({a})",
+    "paddle.exp(paddle.clip({a}, -3.0, 3.0))",
+    "({a} * {c})",
+    "paddle.cos({a})",
+]
+BINARY = [
+    "({a} + {b})",
+    "({a} - {b})",
+    "({a} * {b})",
+    "({a} / (paddle.square({b}) + 1.0))",
+]
+
+
+class Generator:
+    def __init__(self, seed):
+        self.seed = seed
+        self.r = random.Random(seed)
+        self.counter = 0
+        self.handles = []  # names of live hook handles
+        self.expect_error = {}
+        self.has_if = False
+        self.pylayers = []
+        self.module_lines = []
+        self.dup_prob = 0.1  # chance of passing one tensor twice to a PyLayer
+
+    # ----------------------------------------------------------- helpers
+    def fresh(self, prefix="v"):
+        self.counter += 1
+        return f"{prefix}{self.counter}"
+
+    def const(self):
+        return self.r.choice(["0.5", "2.0", "-1.5", "3.0", "0.25", "-0.75"])
+
+    def unary_expr(self, a):
+        return self.r.choice(UNARY).format(a=a, c=self.const())
+
+    def binary_expr(self, a, b):
+        return self.r.choice(BINARY).format(a=a, b=b)
+
+    # ---------------------------------------------------------- PyLayers
+    def gen_elementwise_chain(self, names, n_steps, out, indent, prefix):
+        """Lines computing ``n_steps`` elementwise values of the same shape
+        from ``names``; returns the new local names."""
+        pool = list(names)
+        new = []
+        for _ in range(n_steps):
+            t = f"{prefix}{len(new)}"
+            if len(pool) > 1 and self.r.random() < 0.6:
+                a, b = self.r.sample(pool, 2)
+                expr = self.binary_expr(a, b)
+            else:
+                expr = self.unary_expr(self.r.choice(pool))
+            out.append(f"{indent}{t} = {expr}")
+            pool.append(t)
+            new.append(t)
+        return new
+
+    def gen_pylayer(self):
+        idx = len(self.pylayers)
+        name = f"PL{idx}"
+        n_in = self.r.choice([1, 1, 2, 2, 3])
+        n_out = self.r.choice([1, 1, 2])
+        has_k = self.r.random() < 0.3
+        nondiff = (
+            self.r.randrange(n_out)
+            if n_out == 2 and self.r.random() < 0.15
+            else None
+        )
+        spec = _PyLayerSpec(name, n_in, n_out, has_k, nondiff)
+        ins = [f"a{i}" for i in range(n_in)]
+        L = [f"class {name}(PyLayer):", "    @staticmethod"]
+        sig = ", ".join(["ctx"] + ins + (["k=1.5"] if has_k else []))
+        L.append(f"    def forward({sig}):")
+        body = []
+        locs = self.gen_elementwise_chain(
+            ins, self.r.randint(1, 3), body, "        ", "t"
+        )
+        pool = ins + locs
+        # nest a previously defined PyLayer inside this forward
+        if self.pylayers and self.r.random() < 0.4:
+            inner = self.r.choice(self.pylayers)
+            args = [self.r.choice(pool) for _ in range(inner.n_in)]
+            if inner.has_k and self.r.random() < 0.5:
+                args.append(self.const())
+            outs = [f"n{i}" for i in range(inner.n_out)]
+            lhs = outs[0] if inner.n_out == 1 else ", ".join(outs)
+            body.append(
+                f"        {lhs} = {inner.name}.apply({', '.join(args)})"
+            )
+            # a non-differentiable output of the inner layer is still a value
+            pool += outs
+            locs += outs
+        if has_k:
+            body.append("        ctx.k = k")
+        outs = []
+        for i in range(n_out):
+            src = self.r.choice(locs) if locs else self.r.choice(pool)
+            o = f"o{i}"
+            if self.r.random() < 0.5:
+                body.append(f"        {o} = {self.unary_expr(src)}")
+            else:
+                other = self.r.choice(pool)
+                body.append(f"        {o} = {self.binary_expr(src, other)}")
+            if has_k and self.r.random() < 0.5:
+                body[-1] += " * k"
+            outs.append(o)
+        saved = []
+        if self.r.random() < 0.85:
+            cands = pool + outs
+            saved = self.r.sample(cands, min(len(cands), self.r.randint(1, 3)))
+            body.append(f"        ctx.save_for_backward({', '.join(saved)})")
+        if nondiff is not None:
+            body.append(f"        ctx.mark_non_differentiable(o{nondiff})")
+        body.append(f"        return {', '.join(outs)}")
+        L += body
+        douts = [f"d{i}" for i in range(n_out)]
+        L += [
+            "",
+            "    @staticmethod",
+            f"    def backward(ctx, {', '.join(douts)}):",
+        ]
+        ss = [f"s{i}" for i in range(len(saved))]
+        if saved:
+            lhs = ss[0] + "," if len(ss) == 1 else ", ".join(ss)
+            L.append(f"        {lhs} = ctx.saved_tensor()")
+        grads = []
+        for i in range(n_in):
+            if n_in > 1 and self.r.random() < 0.2 or self.r.random() < 0.05:
+                grads.append("None")
+                spec.none_pos.add(i)
+                continue
+            terms = []
+            for d in self.r.sample(douts, self.r.randint(1, n_out)):
+                factor = self.r.choice(
+                    ["", "s", "s", "cos", "sq", "c", "tanh"]
+                    if ss
+                    else ["", "c", "tanh"]
+                )
+                s = self.r.choice(ss) if ss else None
+                if factor == "":
+                    terms.append(d)
+                elif factor == "s":
+                    terms.append(f"{d} * {s}")
+                elif factor == "cos":
+                    terms.append(f"{d} * paddle.cos({s})")
+                elif factor == "sq":
+                    terms.append(
+                        f"{d} * (1.0 - paddle.square(paddle.tanh({s})))"
+                    )
+                elif factor == "c":
+                    terms.append(f"{d} * {self.const()}")
+                else:
+                    terms.append(f"paddle.tanh({d})")
+            g = " + ".join(terms)
+            if has_k and self.r.random() < 0.5:
+                g = f"({g}) * ctx.k"
+            grads.append(g)
+        L.append(f"        return {', '.join(grads)}")
+        self.module_lines += L + ["", ""]
+        self.pylayers.append(spec)
+        return spec
+
+    # ------------------------------------------------------------- hooks
+    def hook_expr(self, v, visible):
+        """A hook for value ``v`` (shape-preserving), as an expression."""
+        kind = self.r.choice(
+            [
+                "none",
+                "scale",
+                "scale",
+                "tanh",
+                "fwd",
+                "fwd",
+                "plus",
+                "partial",
+                "def",
+            ]
+        )
+        if kind == "none":
+            return "lambda g: None"
+        if kind == "scale":
+            return f"lambda g: g * {self.const()}"
+        if kind == "tanh":
+            return self.r.choice(
+                ["lambda g: paddle.tanh(g)", "lambda g: g.tanh()"]
+            )
+        if kind == "plus":
+            return "lambda g: g + 1.0"
+        if kind == "partial":
+            return f"functools.partial(scale_hook, c={self.const()})"
+        if kind == "def":
+            return self.r.choice(["observe_hook", "sin_hook"])
+        # g * t, t a forward tensor broadcasting into v's shape
+        ts = [t for t in visible if _bcast(t.shape, v.shape) == tuple(v.shape)]
+        if not ts:
+            return f"lambda g: g * {self.const()}"
+        t = self.r.choice(ts)
+        if self.r.random() < 0.3:
+            return f"lambda g: g * paddle.tanh({t.name})"
+        return f"lambda g: g * {t.name}"
+
+    def maybe_hooks(self, body, indent, visible, hookable, prob=0.35):
+        while hookable and self.r.random() < prob:
+            v = self.r.choice(hookable)
+            expr = self.hook_expr(v, visible)
+            if self.r.random() < 0.3:
+                h = self.fresh("h")
+                body.append(f"{indent}{h} = {v.name}.register_hook({expr})")
+                self.handles.append(h)
+            else:
+                body.append(f"{indent}{v.name}.register_hook({expr})")
+            prob *= 0.6
+
+    def maybe_remove(self, body, indent, prob=0.3):
+        if self.handles and self.r.random() < prob:
+            h = self.handles.pop(self.r.randrange(len(self.handles)))
+            body.append(f"{indent}{h}.remove()")
+
+    def pick(self, vals):
+        # prefer recent values, so that the DAG gets deep
+        if len(vals) > 3 and self.r.random() < 0.6:
+            return self.r.choice(vals[-3:])
+        return self.r.choice(vals)
+
+    # ------------------------------------------------------------- ops
+    def gen_op(self, vals, body, indent):
+        """Append one op statement; return the new Vals."""
+        r = self.r
+        a = self.pick(vals)
+        kind = r.choices(
+            [
+                "unary",
+                "binary",
+                "matmul",
+                "reduce",
+                "reshape",
+                "transpose",
+                "concat",
+                "split",
+                "slice",
+                "pylayer",
+            ],
+            weights=[18, 22, 8, 8, 5, 5, 5, 5, 6, 10],
+        )[0]
+        shape = tuple(a.shape)
+        rank = len(shape)
+        nograd = a.nograd
+        name = self.fresh()
+        if kind == "unary":
+            body.append(f"{indent}{name} = {self.unary_expr(a.name)}")
+            return [Val(name, shape, nograd)]
+        if kind == "binary":
+            cands = [
+                b
+                for b in vals
+                if (s := _bcast(b.shape, shape)) is not None
+                and len(s) <= MAX_RANK
+                and _numel(s) <= MAX_NUMEL
+            ]
+            b = r.choice(cands or [a])
+            out = _bcast(b.shape, shape)
+            if r.random() < 0.5:
+                expr = self.binary_expr(a.name, b.name)
+            else:
+                expr = self.binary_expr(b.name, a.name)
+            body.append(f"{indent}{name} = {expr}")
+            return [Val(name, out, a.nograd and b.nograd)]
+        if kind == "matmul" and rank >= 2:
+            k = shape[-1]
+            opts = []
+            for b in vals:
+                if len(b.shape) == 2 and b.shape[0] == k:
+                    opts.append((b, False, shape[:-1] + (b.shape[1],)))
+                if len(b.shape) == 2 and b.shape[1] == k:
+                    opts.append((b, True, shape[:-1] + (b.shape[0],)))
+            opts = [o for o in opts if _numel(o[2]) <= MAX_NUMEL]
+            if opts and r.random() < 0.8:
+                b, ty, out = r.choice(opts)
+                ty_s = ", transpose_y=True" if ty else ""
+                body.append(
+                    f"{indent}{name} = paddle.matmul({a.name}, {b.name}{ty_s})"
+                )
+                return [Val(name, out, a.nograd and b.nograd)]
+            if rank == 2:
+                body.append(
+                    f"{indent}{name} = paddle.matmul({a.name}, {a.name}, transpose_y=True)"
+                )
+                return [Val(name, (shape[0], shape[0]), nograd)]
+            kind = "reduce"
+        if kind == "reduce":
+            if rank == 0:
+                body.append(f"{indent}{name} = {a.name} * {self.const()}")
+                return [Val(name, shape, nograd)]
+            ax = r.randrange(rank)
+            kd = r.random() < 0.5 or rank == 1 and r.random() < 0.8
+            fn = r.choice(["sum", "mean"])
+            if r.random() < 0.5:
+                expr = f"paddle.{fn}({a.name}, axis={ax}, keepdim={kd})"
+            else:
+                expr = f"{a.name}.{fn}(axis={ax}, keepdim={kd})"
+            out = list(shape)
+            if kd:
+                out[ax] = 1
+            else:
+                del out[ax]
+            body.append(f"{indent}{name} = {expr}")
+            return [Val(name, tuple(out), nograd)]
+        if kind == "reshape":
+            n = _numel(shape)
+            opts = [(n,), (1, n)]
+            if rank == 2:
+                opts.append((shape[1], shape[0]))
+            if rank >= 2:
+                opts.append((shape[0], n // shape[0]))
+            if rank == 1 and n % 2 == 0 and n > 2:
+                opts.append((2, n // 2))
+            # a reshape to the same shape aliases its input in eager (a hook
+            # on it lands on the input): not what static graphs model
+            opts = [o for o in opts if tuple(o) != shape] or [(1,) + shape]
+            out = r.choice(opts)
+            tgt = list(out)
+            if r.random() < 0.4:
+                tgt[r.randrange(len(tgt))] = -1
+            body.append(f"{indent}{name} = paddle.reshape({a.name}, {tgt})")
+            return [Val(name, tuple(out), nograd)]
+        if kind == "transpose" and rank >= 2:
+            perm = list(range(rank))
+            while perm == list(range(rank)):
+                r.shuffle(perm)
+            out = tuple(shape[p] for p in perm)
+            body.append(
+                f"{indent}{name} = paddle.transpose({a.name}, perm={perm})"
+            )
+            return [Val(name, out, nograd)]
+        if kind == "concat" and rank >= 1:
+            ax = r.randrange(rank)
+            cands = [
+                b
+                for b in vals
+                if len(b.shape) == rank
+                and all(b.shape[i] == shape[i] for i in range(rank) if i != ax)
+            ]
+            b = r.choice(cands)
+            out = list(shape)
+            out[ax] += b.shape[ax]
+            if _numel(out) <= MAX_NUMEL:
+                body.append(
+                    f"{indent}{name} = paddle.concat([{a.name}, {b.name}], axis={ax})"
+                )
+                return [Val(name, tuple(out), a.nograd and b.nograd)]
+        if kind == "split" and rank >= 1:
+            axes = [i for i in range(rank) if shape[i] >= 2]
+            if axes:
+                ax = r.choice(axes)
+                d = shape[ax]
+                k = r.randint(1, d - 1)
+                n2 = self.fresh()
+                if d % 2 == 0 and r.random() < 0.4:
+                    k = d // 2
+                    body.append(
+                        f"{indent}{name}, {n2} = paddle.split({a.name}, 2, axis={ax})"
+                    )
+                else:
+                    body.append(
+                        f"{indent}{name}, {n2} = paddle.split({a.name}, [{k}, {d - k}], axis={ax})"
+                    )
+                s1, s2 = list(shape), list(shape)
+                s1[ax], s2[ax] = k, d - k
+                return [
+                    Val(name, tuple(s1), nograd),
+                    Val(n2, tuple(s2), nograd),
+                ]
+        if kind == "slice" and rank >= 1:
+            axes = [i for i in range(rank) if shape[i] >= 2]
+            if axes:
+                ax = r.choice(axes)
+                d = shape[ax]
+                lo = r.randint(0, d - 1)
+                hi = r.randint(lo + 1, d)
+                idx = [":"] * ax + [f"{lo}:{hi}"]
+                body.append(f"{indent}{name} = {a.name}[{', '.join(idx)}]")
+                out = list(shape)
+                out[ax] = hi - lo
+                return [Val(name, tuple(out), nograd)]
+        if kind == "pylayer":
+            if not self.pylayers or (
+                len(self.pylayers) < 3 and r.random() < 0.5
+            ):
+                spec = self.gen_pylayer()
+            else:
+                spec = r.choice(self.pylayers)
+            # Eager Paddle segfaults when a None gradient from backward
+            # reaches some grad nodes (e.g. scale), so None-gradient inputs
+            # get leaf inputs (x*) only.
+            same = [b for b in vals if tuple(b.shape) == shape]
+            leaves = [b for b in same if b.name.startswith("x")]
+            if (
+                spec.none_pos
+                and not leaves
+                or (
+                    len(spec.none_pos) > len(leaves)
+                    and r.random() > self.dup_prob
+                )
+            ):
+                spec = None
+            if spec is None:
+                body.append(f"{indent}{name} = {self.unary_expr(a.name)}")
+                return [Val(name, shape, nograd)]
+            args = []
+            for i in range(spec.n_in):
+                if i in spec.none_pos:
+                    fresh = [b.name for b in leaves if b.name not in args]
+                    if fresh and r.random() > self.dup_prob:
+                        args.append(r.choice(fresh))
+                    else:
+                        args.append(r.choice(leaves).name)
+                elif i == 0 and (a.name not in args or not leaves):
+                    args.append(a.name)
+                elif r.random() < 0.75:
+                    # the same tensor twice is rare: it is one known failure
+                    others = [b.name for b in same if b.name not in args]
+                    if others and r.random() > self.dup_prob:
+                        args.append(r.choice(others))
+                    elif r.random() < self.dup_prob:
+                        args.append(r.choice(same).name)
+                    else:
+                        args.append(self.unary_expr(r.choice(same).name))
+                else:
+                    args.append(self.unary_expr(r.choice(same).name))
+            if spec.has_k and r.random() < 0.6:
+                args.append(
+                    self.const() if r.random() < 0.5 else f"k={self.const()}"
+                )
+            outs = [name] + [self.fresh() for _ in range(spec.n_out - 1)]
+            lhs = outs[0] if spec.n_out == 1 else ", ".join(outs)
+            body.append(f"{indent}{lhs} = {spec.name}.apply({', '.join(args)})")
+            res = []
+            for i, o in enumerate(outs):
+                res.append(
+                    Val(o, shape, nograd=(spec.nondiff == i), hookable=False)
+                )
+            return res
+        # fallback
+        body.append(f"{indent}{name} = {self.unary_expr(a.name)}")
+        return [Val(name, shape, nograd)]
+
+    # ------------------------------------------------------------ branch
+    def gen_if(self, vals, body):
+        """A tensor-dependent ``if`` defining one value ``rN`` used later."""
+        self.has_if = True
+        cands = [v for v in vals if not v.nograd]
+        a = self.r.choice(cands)
+        shape = tuple(a.shape)
+        partners = [v for v in vals if _bcast(v.shape, shape) == shape]
+        rname = self.fresh("r")
+        cond_in = self.r.choice([v for v in vals if v.name.startswith("x")])
+        body.append(f"    if {cond_in.name}.mean() > 0:")
+        outer_hook = self.r.random() < 0.15
+        saved_handles = self.handles
+        for branch in range(2):
+            if branch == 1:
+                body.append("    else:")
+            ind = "        "
+            # a handle made in a branch is removed in the same branch or never
+            self.handles = []
+            local = [a]
+            for _ in range(self.r.randint(1, 3)):
+                name = self.fresh("b")
+                if self.r.random() < 0.5:
+                    expr = self.binary_expr(
+                        self.r.choice(local).name, self.r.choice(partners).name
+                    )
+                else:
+                    expr = self.unary_expr(self.r.choice(local).name)
+                body.append(f"{ind}{name} = {expr}")
+                local.append(Val(name, shape))
+                self.maybe_hooks(
+                    body, ind, vals + local[1:], local[1:], prob=0.5
+                )
+            if outer_hook and branch == 0:
+                hv = self.r.choice(
+                    [v for v in vals if v.hookable and not v.nograd]
+                )
+                body.append(
+                    f"{ind}{hv.name}.register_hook({self.hook_expr(hv, vals)})"
+                )
+                self.expect_error["ast"] = "NotImplementedError"
+            self.maybe_remove(body, ind, prob=0.6)
+            body.append(f"{ind}{rname} = {local[-1].name} * {self.const()}")
+        self.handles = saved_handles
+        return [Val(rname, shape)]
+
+    # ------------------------------------------------------------- main
+    def generate(self) -> Program:
+        r = self.r
+        dims = [r.randint(2, 4) for _ in range(3)]
+        m, n, k = dims
+        shape_pool = [
+            (m, n),
+            (m, n),
+            (n,),
+            (1, n),
+            (m, 1),
+            (n, k),
+            (k, m, n),
+            (m,),
+        ]
+        n_inputs = r.randint(1, 3)
+        shapes = [r.choice(shape_pool) for _ in range(n_inputs)]
+        vals = [Val(f"x{i}", s) for i, s in enumerate(shapes)]
+        body = []
+        n_ops = r.randint(4, 14)
+        if_at = r.randrange(n_ops) if r.random() < 0.2 else None
+        self.maybe_hooks(body, "    ", vals, vals, prob=0.3)
+        for i in range(n_ops):
+            if i == if_at:
+                new = self.gen_if(vals, body)
+            else:
+                new = self.gen_op(vals, body, "    ")
+            vals += new
+            hookable = [v for v in vals if v.hookable and not v.nograd]
+            self.maybe_hooks(body, "    ", vals, hookable)
+            self.maybe_remove(body, "    ")
+        # the output: the last value plus a few others, reduced
+        last = vals[-1]
+        if last.nograd:
+            diff = [v for v in vals if not v.nograd]
+            last = diff[-1]
+        out_expr = last.name
+        text = "\n".join(body)
+        others = [
+            v
+            for v in vals[n_inputs:]
+            if v is not last
+            and not v.nograd
+            and len(re.findall(rf"\b{v.name}\b", text)) < 2
+        ]
+        # most dangling values feed the output; some stay dead
+        others = [v for v in others if r.random() < 0.8][:4]
+        for v in others:
+            out_expr += f" + {v.name}.{r.choice(['sum', 'mean'])}()"
+        body.append(f"    out = {out_expr}")
+        if (out_expr != last.name or last.hookable) and r.random() < 0.3:
+            outv = Val("out", last.shape)
+            expr = self.hook_expr(outv, vals)
+            body.append(f"    out.register_hook({expr})")
+        while self.handles and r.random() < 0.5:
+            self.maybe_remove(body, "    ", prob=1.0)
+        body.append("    return out")
+
+        args = ", ".join(v.name for v in vals[:n_inputs])
+        header = [
+            f"# fuzz program, seed={self.seed!r}",
+            "import functools",
+            "",
+            "import paddle",
+            "from paddle.autograd import PyLayer",
+            "",
+            f"INPUT_SHAPES = {[list(s) for s in shapes]!r}",
+            f"EXPECT_ERROR = {self.expect_error!r}",
+            f"HAS_IF = {self.has_if!r}",
+            "",
+            "",
+            "def scale_hook(g, c):",
+            "    return g * c",
+            "",
+            "",
+            "def observe_hook(g):",
+            "    _ = g.sum()",
+            "",
+            "",
+            "def sin_hook(g):",
+            "    return paddle.sin(g)",
+            "",
+            "",
+        ]
+        src = (
+            "\n".join(header + self.module_lines + [f"def f({args}):"] + body)
+            + "\n"
+        )
+        return Program(self.seed, src, shapes, self.has_if, self.expect_error)
+
+
+def generate(seed) -> Program:
+    return Generator(seed).generate()
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(generate(sys.argv[1] if len(sys.argv) > 1 else 0).source)

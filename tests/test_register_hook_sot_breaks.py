@@ -1,0 +1,149 @@
+"""SOT: ``Tensor.register_hook`` after a graph break is never silently wrong.
+
+When SOT breaks the graph, the code before the break is compiled into its own
+program. A hook registered after the break on a tensor that this program
+computed *and used* cannot see the gradient of those uses (their backward is
+inside the program), so SOT raises a clear error at ``register_hook`` instead
+of giving a gradient different from eager. A tensor the program only computed,
+or only read, still gets its hook registered eagerly, with eager's result.
+"""
+
+import functools
+
+import numpy as np
+import paddle
+import pytest
+from conftest import assert_same_as_eager, random_inputs, run_to_static
+from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
+
+ERROR = "computed and used before a graph break"
+
+
+@pytest.fixture(autouse=True)
+def sot_env(monkeypatch):
+    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")
+    monkeypatch.setenv("SOT_COLLECT_INFO", "breakgraph_reason")
+    InfoCollector().clear()
+    yield
+    InfoCollector().clear()
+
+
+def graph_breaks():
+    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
+    return [str(i.reason) for i in infos.get("BreakGraphReasonInfo", [])]
+
+
+def run_sot(fn, inputs):
+    return run_to_static(fn, inputs, full_graph=False)
+
+
+def scale_by(w, g):
+    return g * w
+
+
+class Scale:
+    def __init__(self, w):
+        self.w = w
+
+    def __call__(self, g):
+        return g * self.w
+
+
+def test_partial_over_tensor_after_use_raises_instead_of_wrong_grad():
+    # Creating the partial over ``w`` breaks the graph after ``u = t * x``.
+    def f(x):
+        w = paddle.exp(x)
+        t = paddle.tanh(x)
+        u = t * x
+        t.register_hook(functools.partial(scale_by, w))
+        return u + t
+
+    with pytest.raises(RuntimeError, match=ERROR):
+        run_sot(f, random_inputs([2, 3]))
+
+
+def test_class_instance_over_tensor_after_use_raises_instead_of_wrong_grad():
+    def f(x):
+        w = paddle.exp(x)
+        t = paddle.tanh(x)
+        u = t * x
+        t.register_hook(Scale(w))
+        return u + t
+
+    with pytest.raises(RuntimeError, match=ERROR):
+        run_sot(f, random_inputs([2, 3]))
+
+
+def test_hook_after_explicit_break_on_used_tensor_raises():
+    def f(x):
+        t = paddle.tanh(x)
+        u = t * x
+        print(t.numpy())
+        t.register_hook(lambda g: g * 2)
+        return u + t
+
+    with pytest.raises(RuntimeError, match=ERROR) as info:
+        run_sot(f, random_inputs([2, 3]))
+    assert "full_graph=True" in str(info.value)
+
+
+def test_hook_capturing_a_tensor_after_use_matches_eager():
+    # The hook cannot be captured (it reads the tensor ``w``), and a frame
+    # with closure cells cannot break its graph: SOT runs it eagerly.
+    def f(x, w):
+        t = paddle.tanh(x)
+        u = t * x
+        t.register_hook(lambda g: g * w)
+        return u + t
+
+    assert_same_as_eager(f, random_inputs([4], [4]), run_sot)
+
+
+def test_hook_after_break_on_tensor_not_used_before_matches_eager():
+    def f(x):
+        t = paddle.tanh(x)
+        print(t.numpy())
+        t.register_hook(lambda g: g * 2)
+        return t * x + t
+
+    assert_same_as_eager(f, random_inputs([2, 3]), run_sot)
+    assert len(graph_breaks()) >= 1
+
+
+def test_hook_after_break_on_input_used_before_matches_eager():
+    # ``x`` was only read by the graph before the break: the hook, registered
+    # eagerly on ``x`` instead of in the graph after the break, sees its
+    # total gradient.
+    def f(x):
+        u = paddle.tanh(x) * x
+        print(u.numpy())
+        x.register_hook(lambda g: g * 3)
+        return u + x * x
+
+    assert_same_as_eager(f, random_inputs([2, 3]), run_sot)
+
+
+def test_hook_before_break_on_used_tensor_matches_eager():
+    def f(x):
+        t = paddle.tanh(x)
+        t.register_hook(lambda g: g * 2)
+        u = t * x
+        print(u.numpy())
+        return u + t
+
+    assert_same_as_eager(f, random_inputs([2, 3]), run_sot)
+
+
+def test_second_call_also_raises():
+    def f(x):
+        t = paddle.tanh(x)
+        u = t * x
+        print(t.numpy())
+        t.register_hook(lambda g: g * 2)
+        return u + t
+
+    static_f = paddle.jit.to_static(f, full_graph=False)
+    for _ in range(2):
+        x = paddle.to_tensor(np.ones([3]), stop_gradient=False)
+        with pytest.raises(RuntimeError, match=ERROR):
+            static_f(x)
