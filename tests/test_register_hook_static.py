@@ -619,3 +619,13 @@ def test_to_static_training_program_runs_no_hook_op():
     x_eager = paddle.to_tensor(x.numpy(), stop_gradient=False)
     f(x_eager).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), x_eager.grad.numpy(), rtol=1e-12)
+
+
+def test_hook_on_to_static_input_reading_a_traced_tensor_raises():
+    def f(x):
+        w = paddle.exp(x)
+        x.register_hook(lambda g: g * w)
+        return x * w
+
+    with pytest.raises(NotImplementedError, match="input of the to_static"):
+        run_to_static(f, random_inputs([3]))
