@@ -681,3 +681,32 @@ def test_seed_save_load_inference():
             out = predictor.get_output_handle(predictor.get_output_names()[0])
             want = eager(paddle.to_tensor(a)).numpy()
             np.testing.assert_allclose(out.copy_to_cpu(), want, rtol=1e-6)
+
+
+class SameGradTwice(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * b
+
+    @staticmethod
+    def backward(ctx, d):
+        return d, d
+
+
+def test_backward_returning_one_tensor_for_two_inputs_matches_eager(
+    static_runner,
+):
+    # Found by the fuzzer: one input's gradient came out doubled.
+    def f(x0, x1):
+        return SameGradTwice.apply(x0, x1 * 2.0) * x1
+
+    assert_same_as_eager(f, random_inputs([3], [3]), static_runner)
+
+
+def test_backward_returning_one_tensor_for_two_inputs_matches_eager_in_sot():
+    def f(x0, x1):
+        return SameGradTwice.apply(x0, x1 * 2.0) * x1
+
+    assert_same_as_eager(
+        f, random_inputs([3], [3]), lambda fn, xs: run_to_static(fn, xs, False)
+    )
