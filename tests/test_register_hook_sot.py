@@ -614,3 +614,31 @@ def test_hook_on_input_sees_gradient_of_uses_outside_the_function(full_graph):
         (fn(x).sum() + (x * x).sum()).backward()
         grads.append(x.grad.numpy())
     np.testing.assert_allclose(grads[1], grads[0], rtol=1e-12)
+
+
+def _hook_before_tensor_if(on_input):
+    def f(x0, x1):
+        v = paddle.sin(x1)
+        hooked = x1 if on_input else v
+        hooked.register_hook(lambda g: paddle.sin(g))
+        if x1.mean() > 0:
+            r = x0 + v - x1
+        else:
+            r = x0 * 2.0
+        return r * r
+
+    return f
+
+
+@pytest.mark.parametrize(
+    "on_input", [True, False], ids=["input", "intermediate"]
+)
+def test_nonlinear_hook_before_a_tensor_if_sees_the_total_gradient(on_input):
+    # Found by the fuzzer: the `if` splits the SOT graph, and the hook was
+    # applied to each part of the gradient instead of their sum.
+    f = _hook_before_tensor_if(on_input)
+    for sign in (1.0, -1.0):
+        inputs = [np.array([0.3, -1.2]), sign * np.array([0.7, 1.9])]
+        assert_same_as_eager(
+            f, inputs, lambda fn, xs: run_to_static(fn, xs, full_graph=False)
+        )

@@ -629,3 +629,14 @@ def test_hook_on_to_static_input_reading_a_traced_tensor_raises():
 
     with pytest.raises(NotImplementedError, match="input of the to_static"):
         run_to_static(f, random_inputs([3]))
+
+
+def test_hook_on_unused_output_of_a_repeated_split(static_runner):
+    # Found by the fuzzer (AST failed at run time).
+    def f(x0):
+        v1, v2 = paddle.split(x0, [1, 1], axis=0)
+        v6, v7 = paddle.split(x0, [1, 1], axis=0)
+        v7.register_hook(lambda g: g * 2.0)
+        return paddle.matmul(v6, v2)
+
+    assert_same_as_eager(f, [np.array([[0.5], [2.0]])], static_runner)
