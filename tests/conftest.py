@@ -15,6 +15,7 @@ os.environ.setdefault("MIN_GRAPH_SIZE", "0")
 import numpy as np
 import paddle
 import pytest
+from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
 
 RTOL = {"float64": 1e-12, "float32": 1e-6}
 
@@ -107,3 +108,33 @@ def assert_same_as_eager(fn, inputs, runner):
             np.testing.assert_allclose(
                 got, want, rtol=rtol, atol=0, err_msg=f"grad of input {i}"
             )
+
+
+@pytest.fixture
+def sot_env(monkeypatch):
+    """SOT compiles every subgraph, however small, and records graph-break
+    reasons, compiles and compiled programs (it reads these at each use)."""
+    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")
+    monkeypatch.setenv(
+        "SOT_COLLECT_INFO", "breakgraph_reason,compile_count,subgraph_info"
+    )
+    InfoCollector().clear()
+    yield
+    InfoCollector().clear()
+
+
+def graph_breaks():
+    """The SOT graph-break reasons recorded since the last clear."""
+    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
+    return [str(i.reason) for i in infos.get("BreakGraphReasonInfo", [])]
+
+
+def compiles():
+    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
+    return len(infos.get("CompileCountInfo", []))
+
+
+def compiled_programs():
+    """The programs compiled by the last ``to_static`` call."""
+    infos = InfoCollector().get_info_dict(InfoType.STEP_INFO)
+    return [i.graph for i in infos.get("SubGraphInfo", [])]

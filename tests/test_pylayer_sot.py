@@ -13,42 +13,22 @@ import os
 import numpy as np
 import paddle
 import pytest
+from paddle.autograd import PyLayer
+from paddle.jit.sot.utils.info_collector import InfoCollector
+
 from conftest import (
     assert_same_as_eager,
+    compiled_programs,
+    graph_breaks,
     random_inputs,
     run_eager,
     run_to_static,
 )
-from paddle.autograd import PyLayer
-from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
 
 PYLAYER_OP = '"pd_op.pylayer"'
 
 
-@pytest.fixture(autouse=True)
-def sot_env(monkeypatch):
-    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")
-    monkeypatch.setenv(
-        "SOT_COLLECT_INFO", "breakgraph_reason,compile_count,subgraph_info"
-    )
-    InfoCollector().clear()
-    yield
-    InfoCollector().clear()
-
-
-def graph_breaks():
-    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
-    return [str(i.reason) for i in infos.get("BreakGraphReasonInfo", [])]
-
-
-def compiles():
-    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
-    return len(infos.get("CompileCountInfo", []))
-
-
-def compiled_programs():
-    infos = InfoCollector().get_info_dict(InfoType.STEP_INFO)
-    return [i.graph for i in infos.get("SubGraphInfo", [])]
+pytestmark = pytest.mark.usefixtures("sot_env")
 
 
 def check_one_graph(n_pylayers=1):

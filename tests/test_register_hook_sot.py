@@ -13,45 +13,22 @@ import functools
 import numpy as np
 import paddle
 import pytest
+from paddle.jit.sot.utils.info_collector import InfoCollector
+
 from conftest import (
     assert_same_as_eager,
+    compiled_programs,
+    compiles,
+    graph_breaks,
     random_inputs,
     run_eager,
     run_to_static,
 )
-from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
 
 HOOK_OP = "pd_op.pylayer"
 
 
-@pytest.fixture(autouse=True)
-def sot_env(monkeypatch):
-    # SOT reads these at each use, so setting them in the test is enough:
-    # compile every subgraph, however small, and record break reasons,
-    # compiles and compiled programs.
-    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")
-    monkeypatch.setenv(
-        "SOT_COLLECT_INFO", "breakgraph_reason,compile_count,subgraph_info"
-    )
-    InfoCollector().clear()
-    yield
-    InfoCollector().clear()
-
-
-def graph_breaks():
-    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
-    return [str(i.reason) for i in infos.get("BreakGraphReasonInfo", [])]
-
-
-def compiles():
-    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
-    return len(infos.get("CompileCountInfo", []))
-
-
-def compiled_programs():
-    """The programs compiled by the last ``to_static`` call."""
-    infos = InfoCollector().get_info_dict(InfoType.STEP_INFO)
-    return [i.graph for i in infos.get("SubGraphInfo", [])]
+pytestmark = pytest.mark.usefixtures("sot_env")
 
 
 def run_sot(fn, inputs, hook_op_in_program=True):

@@ -13,24 +13,18 @@ import functools
 import numpy as np
 import paddle
 import pytest
-from conftest import assert_same_as_eager, random_inputs, run_to_static
-from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
+
+from conftest import (
+    assert_same_as_eager,
+    graph_breaks,
+    random_inputs,
+    run_to_static,
+)
 
 ERROR = "computed and used before a graph break"
 
 
-@pytest.fixture(autouse=True)
-def sot_env(monkeypatch):
-    monkeypatch.setenv("MIN_GRAPH_SIZE", "0")
-    monkeypatch.setenv("SOT_COLLECT_INFO", "breakgraph_reason")
-    InfoCollector().clear()
-    yield
-    InfoCollector().clear()
-
-
-def graph_breaks():
-    infos = InfoCollector().get_info_dict(InfoType.E2E_INFO)
-    return [str(i.reason) for i in infos.get("BreakGraphReasonInfo", [])]
+pytestmark = pytest.mark.usefixtures("sot_env")
 
 
 def run_sot(fn, inputs):
