@@ -141,3 +141,34 @@ def test_second_call_also_raises():
         x = paddle.to_tensor(np.ones([3]), stop_gradient=False)
         with pytest.raises(RuntimeError, match=ERROR):
             static_f(x)
+
+
+# A tensor-dependent `if` breaks SOT's graph; the branch runs after the break.
+
+
+def test_value_defined_and_hooked_in_a_branch_matches_eager():
+    def f(x):
+        if x.mean() > 0:
+            b = paddle.square(x)
+            b.register_hook(lambda g: g * b)
+            y = b * 3.0
+        else:
+            y = x * 0.5
+        return y
+
+    (x,) = random_inputs([4])
+    for sign in (1.0, -1.0):
+        assert_same_as_eager(f, [np.abs(x) * sign], run_sot)
+
+
+def test_hook_in_a_branch_on_a_value_used_before_the_if_raises():
+    def f(x):
+        t = x * 2
+        u = t * x
+        if x.mean() > 0:
+            t.register_hook(lambda g: g * 3)
+        return u + t
+
+    (x,) = random_inputs([4])
+    with pytest.raises(Exception, match=ERROR):
+        run_sot(f, [np.abs(x)])

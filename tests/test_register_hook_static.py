@@ -386,6 +386,84 @@ def test_hook_on_value_defined_and_hooked_inside_taken_branch():
         assert_same_as_eager(f, [np.abs(x) * sign], run_to_static)
 
 
+def test_hook_in_branch_reads_a_tensor_defined_only_in_that_branch():
+    # AST leaves `b` an UndefinedVar after the `if`; eager reads the branch's b.
+    def f(x):
+        if x.mean() > 0:
+            b = paddle.square(x)
+            b.register_hook(lambda g: g * b)
+            y = b * 3.0
+        else:
+            y = x * 0.5
+        return y
+
+    (x,) = random_inputs([4])
+    for sign in (1.0, -1.0):
+        assert_same_as_eager(f, [np.abs(x) * sign], run_to_static)
+
+
+def test_hook_in_branch_reads_the_branch_variable_late_like_eager():
+    # The hook reads `b` when the backward runs: the value b has at the end
+    # of the branch, not the one it had at register_hook.
+    def f(x):
+        if x.mean() > 0:
+            b = paddle.square(x)
+            b.register_hook(lambda g: g * b)
+            y = b * 3.0
+            b = paddle.exp(x)
+        else:
+            y = x * 0.5
+        return y
+
+    (x,) = random_inputs([4])
+    assert_same_as_eager(f, [np.abs(x)], run_to_static)
+
+
+def test_hook_in_nested_branch_reads_tensors_of_both_branches():
+    def f(x):
+        if x.mean() > 0:
+            a = paddle.tanh(x)
+            if x.sum() > 1:
+                b = a * x
+                b.register_hook(lambda g: g * a + b)
+                y = b * 2.0
+            else:
+                y = a
+        else:
+            y = x * 0.5
+        return y
+
+    (x,) = random_inputs([4])
+    for scale in (1.0, 0.01, -1.0):  # both taken, inner not taken, none
+        assert_same_as_eager(f, [np.abs(x) * scale], run_to_static)
+
+
+def test_hook_in_static_cond_branch_reads_a_branch_tensor():
+    def f(x):
+        def true_fn():
+            b = paddle.square(x)
+            b.register_hook(lambda g: g * b)
+            return b * 3.0
+
+        return paddle.static.nn.cond(x.mean() > 0, true_fn, lambda: x * 0.5)
+
+    def eager_f(x):
+        if x.mean() > 0:
+            b = paddle.square(x)
+            b.register_hook(lambda g: g * b)
+            return b * 3.0
+        return x * 0.5
+
+    (x,) = random_inputs([4])
+    for sign in (1.0, -1.0):
+        a = [np.abs(x) * sign]
+        want_out, want_grads = run_eager(eager_f, a)
+        for use_append_backward in (False, True):
+            got_out, got_grads = run_static_program(f, a, use_append_backward)
+            np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+            np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+
+
 def test_hook_inside_branch_on_value_defined_outside_raises():
     def f(x):
         t = x * 2
@@ -621,6 +699,18 @@ def test_to_static_training_program_runs_no_hook_op():
     np.testing.assert_allclose(x.grad.numpy(), x_eager.grad.numpy(), rtol=1e-12)
 
 
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_hook_on_to_static_input_may_read_inputs_of_the_function(full_graph):
+    def f(x, w):
+        x.register_hook(lambda g: g * w + x)
+        return paddle.tanh(x) * w
+
+    inputs = random_inputs([3], [3])
+    assert_same_as_eager(
+        f, inputs, lambda fn, a: run_to_static(fn, a, full_graph=full_graph)
+    )
+
+
 def test_hook_on_to_static_input_reading_a_traced_tensor_raises():
     def f(x):
         w = paddle.exp(x)
@@ -640,3 +730,34 @@ def test_hook_on_unused_output_of_a_repeated_split(static_runner):
         return paddle.matmul(v6, v2)
 
     assert_same_as_eager(f, [np.array([[0.5], [2.0]])], static_runner)
+
+
+@pytest.mark.parametrize(
+    "multi_output",
+    [
+        lambda x: paddle.split(x, [2, 1], axis=0),
+        lambda x: paddle.unbind(x, axis=0),
+        lambda x: paddle.chunk(x, 3, axis=0),
+    ],
+    ids=["split", "unbind", "chunk"],
+)
+def test_hook_on_unused_output_of_a_multi_output_op_sees_zeros_like_eager(
+    static_runner, multi_output
+):
+    # Eager runs the hooks of the unused output on the zero gradient the
+    # op's backward gives it: `g + 1` changes the input's gradient.
+    def f(x):
+        parts = multi_output(x * 2.0)
+        parts[-1].register_hook(lambda g: g + 1.0)
+        return parts[0] * 3.0
+
+    assert_same_as_eager(f, random_inputs([3, 2]), static_runner)
+
+
+def test_hook_on_value_without_gradient_does_not_run(static_runner):
+    def f(x):
+        t = x * 2.0
+        t.register_hook(lambda g: g + 1.0)
+        return x * 3.0
+
+    assert_same_as_eager(f, random_inputs([3]), static_runner)

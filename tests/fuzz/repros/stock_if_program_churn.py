@@ -1,9 +1,11 @@
-"""Stock Paddle 3.3.1 bug (not ours): tracing a function with a tensor `if`
-under to_static(full_graph=True) again and again (a new to_static function
-each time), interleaved with eager runs, segfaults after some iterations
-(stock and patched), and with the patch set it sometimes gives all-zero
-gradients instead (seen once in ~150 iterations). No hooks or PyLayers are
-needed for the crash. Run: python tests/fuzz/repros/stock_if_program_churn.py
+"""Stock Paddle 3.3.1 bug (fixed by the patch set): tracing a function with a
+tensor `if` under to_static(full_graph=True) again and again (a new
+to_static function each time), interleaved with eager runs, gives all-zero
+gradients or segfaults after some dozens of iterations, no hook or PyLayer
+needed. Cause: the C++ binding `get_used_external_value` sometimes returns a
+null or dangling value (patch "[PIR] Stable get_used_external_value ...").
+Run with stock Paddle to see it: python tests/fuzz/repros/stock_if_program_churn.py
+Regression test: tests/test_control_flow_backward.py.
 """
 
 import numpy as np
