@@ -611,3 +611,108 @@ def test_forward_that_cannot_be_static_breaks_and_runs_eagerly():
     assert "ctx.save_for_backward" in reason
     np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
     np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+
+
+# -- the same Tensor in several places --------------------------------------
+
+
+class SaveBoth(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b + a
+
+    @staticmethod
+    def backward(ctx, d):
+        # not the true gradient, so that the two inputs' gradients differ
+        a, b = ctx.saved_tensor()
+        return d * (b + 1), d * a * 3
+
+
+class SaveTwice(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a, a)
+        return a * 3
+
+    @staticmethod
+    def backward(ctx, d):
+        a, b = ctx.saved_tensor()
+        return d * (a + 1) * b
+
+
+def test_same_tensor_passed_twice():
+    same_as_eager(lambda x: SaveBoth.apply(x, x), [3, 4])
+
+
+def test_same_tensor_passed_twice_and_used_elsewhere():
+    same_as_eager(lambda x: SaveBoth.apply(x, b=x) * x + x, [3, 4])
+
+
+def test_same_tensor_passed_twice_with_other_inputs():
+    same_as_eager(
+        lambda x, y: SaveBoth.apply(x, x * y) + SaveBoth.apply(y, y),
+        [3, 4],
+        [3, 4],
+        n_pylayers=2,
+    )
+
+
+def test_save_for_backward_same_tensor_twice():
+    same_as_eager(lambda x: SaveTwice.apply(x * 2), [3, 4])
+
+
+def test_saved_values_merged_by_cse():
+    for _ in range(3):
+        same_as_eager(lambda x: SaveBoth.apply(x * 2, x * 2), [3, 4])
+
+
+class ReturnsInput(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        return a
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 2
+
+
+class ReturnsNotInplaceInput(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.mark_not_inplace(a)
+        return a
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 2
+
+
+def test_forward_returning_its_input_not_used_after():
+    same_as_eager(lambda x: ReturnsInput.apply(x * 2) * 3, [3, 4])
+
+
+def test_forward_returning_its_input_used_after_is_clear_error():
+    # eager applies the layer in place (see test_pylayer_static.py)
+    def f(x):
+        y = x * 2
+        return ReturnsInput.apply(y) + y
+
+    with pytest.raises(NotImplementedError, match="returns its input Tensor"):
+        run_to_static(f, random_inputs([3, 4]), full_graph=False)
+
+
+def test_forward_returning_input_marked_not_inplace_runs_eagerly():
+    # eager gives x no gradient; SOT breaks the graph and runs the layer
+    # eagerly
+    def f(x):
+        return ReturnsNotInplaceInput.apply(x * 2) * 3
+
+    inputs = random_inputs([3, 4])
+    want_out, want_grads = run_eager(f, inputs)
+    InfoCollector().clear()
+    got_out, got_grads = run_to_static(f, inputs, full_graph=False)
+    (reason,) = graph_breaks()
+    assert "mark_not_inplace" in reason
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+    assert want_grads == [None] and got_grads == [None]

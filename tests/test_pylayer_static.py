@@ -710,3 +710,194 @@ def test_backward_returning_one_tensor_for_two_inputs_matches_eager_in_sot():
     assert_same_as_eager(
         f, random_inputs([3], [3]), lambda fn, xs: run_to_static(fn, xs, False)
     )
+
+
+# -- the same Tensor in several places --------------------------------------
+
+
+class SaveBoth(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b + a
+
+    @staticmethod
+    def backward(ctx, d):
+        # not the true gradient, so that the two inputs' gradients differ
+        a, b = ctx.saved_tensor()
+        return d * (b + 1), d * a * 3
+
+
+class SumAndNone(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a + b, a * b
+
+    @staticmethod
+    def backward(ctx, da, db):
+        return da + db * 3, None
+
+
+class SaveTwice(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a, a)
+        return a * 3
+
+    @staticmethod
+    def backward(ctx, d):
+        a, b = ctx.saved_tensor()
+        return d * (a + 1) * b
+
+
+def test_same_tensor_passed_twice(static_runner):
+    # x.grad is the sum of the gradients `backward` returns for both places
+    def fn(x):
+        return SaveBoth.apply(x, x)
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
+def test_same_tensor_passed_twice_and_used_elsewhere(static_runner):
+    def fn(x):
+        return SaveBoth.apply(x, x) * x + x
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
+def test_same_tensor_passed_twice_with_other_inputs(static_runner):
+    def fn(x, y):
+        return SaveBoth.apply(x, x * y) + SaveBoth.apply(y, b=y)
+
+    assert_same_as_eager(fn, random_inputs([2, 3], [2, 3]), static_runner)
+
+
+def test_same_tensor_passed_twice_one_grad_none(static_runner):
+    def fn(x):
+        s, p = SumAndNone.apply(x, x)
+        return s + p
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
+def test_save_for_backward_same_tensor_twice(static_runner):
+    # The two popped copies shared a buffer, and `a + 1` was computed into
+    # it in place before `b` was read (stock 3.3.1 AST too).
+    def fn(x):
+        return SaveTwice.apply(x * 2)
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
+def _tuple_push_operands(program):
+    def blocks(block):
+        yield block
+        for op in block.ops:
+            for sub in op.blocks():
+                yield from blocks(sub)
+
+    for block in blocks(program.global_block()):
+        for op in block.ops:
+            if op.name() == "cf.tuple_push":
+                yield op.operands_source()[1:]
+
+
+def test_saved_values_merged_by_cse_get_their_own_copy():
+    # CSE merges the two `x * 2` after the backward is built: the `pylayer`
+    # op then saved one Value twice, and the result depended on the order
+    # the executor ran the backward ops in.
+    def fn(x):
+        return SaveBoth.apply(x * 2, x * 2)
+
+    inputs = random_inputs([2, 3])
+    for _ in range(3):
+        assert_same_as_eager(fn, inputs, AST)
+    static_fn = paddle.jit.to_static(fn, full_graph=True)
+    x = paddle.to_tensor(inputs[0], stop_gradient=False)
+    static_fn(x)
+    _, layer = static_fn.get_concrete_program(x)
+    pushed = list(_tuple_push_operands(layer.train_program.forward_program))
+    assert pushed
+    for values in pushed:
+        for i, v in enumerate(values):
+            assert not any(v.is_same(u) for u in values[:i])
+
+
+class ReturnsInput(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        return a
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 2
+
+
+class ReturnsFirst(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 2, d * 3
+
+
+class ReturnsNotInplaceInput(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.mark_not_inplace(a)
+        return a
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 2
+
+
+def test_forward_returning_its_input_not_used_after(static_runner):
+    def fn(x):
+        return ReturnsInput.apply(x * 2) * 3
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
+def test_forward_returning_stop_gradient_input(static_runner):
+    def fn(x):
+        c = paddle.ones([2, 3], dtype=x.dtype)
+        return ReturnsInput.apply(c) * x + c
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
+@pytest.mark.parametrize("twice", [False, True])
+def test_forward_returning_its_input_used_after_is_clear_error(
+    static_runner, twice
+):
+    # Eager applies the layer in place: `y` *is* the output afterwards, and
+    # both terms go through `backward`. Static graphs gave the direct use of
+    # `y` its gradient past the layer (a wrong x.grad).
+    def fn(x):
+        y = x * 2
+        out = ReturnsFirst.apply(y, y) if twice else ReturnsInput.apply(y)
+        return out + y
+
+    if not twice:
+        inputs = random_inputs([2, 3])
+        want_out, want_grads = run_eager(fn, inputs)
+        np.testing.assert_allclose(
+            want_grads[0], 8 * _cot(inputs[0]), rtol=1e-12
+        )
+    with pytest.raises(NotImplementedError, match="returns its input Tensor"):
+        static_runner(fn, random_inputs([2, 3]))
+
+
+def test_forward_returning_input_marked_not_inplace_is_clear_error(
+    static_runner,
+):
+    # eager gives x no gradient at all here
+    def fn(x):
+        return ReturnsNotInplaceInput.apply(x * 2)
+
+    assert run_eager(fn, random_inputs([2, 3]))[1] == [None]
+    with pytest.raises(NotImplementedError, match="mark_not_inplace"):
+        static_runner(fn, random_inputs([2, 3]))
