@@ -716,3 +716,115 @@ def test_forward_returning_input_marked_not_inplace_runs_eagerly():
     assert "mark_not_inplace" in reason
     np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
     assert want_grads == [None] and got_grads == [None]
+
+
+# -- Python side effects in forward / backward --------------------------------
+
+_calls = []
+
+
+class Printing(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        _calls.append("forward")
+        print("forward got", a)
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, d):
+        _calls.append("backward")
+        print("backward got", d)
+        return d * 3
+
+
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_print_of_a_tensor_in_forward_and_backward_prints_at_every_call(
+    capfd, full_graph
+):
+    # `print` becomes a print op for its Tensor arguments (Paddle's print op
+    # format), which runs at every call, as eager prints at every call. Its
+    # other arguments print when the program is traced.
+    def fn(x):
+        return Printing.apply(x) + 1
+
+    f = paddle.jit.to_static(fn, full_graph=full_graph)
+    capfd.readouterr()
+    for _ in range(3):
+        x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+        f(x).sum().backward()
+    out = capfd.readouterr().out
+    assert out.count("data: [1.000000 2.000000]") == 3  # forward's `a`
+    assert out.count("data: [1.000000 1.000000]") == 3  # backward's `d`
+    if not full_graph:
+        assert graph_breaks() == []
+
+
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_python_side_effects_of_forward_run_when_traced(full_graph):
+    # Eager runs `forward` at every call. to_static runs the Python code of
+    # `forward` and `backward` only while it builds the program: AST traces
+    # `forward` once; SOT traces it twice (once, into a scratch program, to
+    # learn its outputs while the frame is simulated, once into the compiled
+    # program).
+    def fn(x):
+        return Printing.apply(x) - 1
+
+    f = paddle.jit.to_static(fn, full_graph=full_graph)
+    _calls.clear()
+    for _ in range(3):
+        x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+        f(x).sum().backward()
+    n_forward = 1 if full_graph else 2
+    assert _calls == ["forward"] * n_forward + ["backward"]
+    _calls.clear()
+    for _ in range(3):
+        x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+        fn(x).sum().backward()
+    assert _calls == ["forward", "backward"] * 3
+
+
+def test_double_backward_clear_error():
+    class Cube(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * x * x
+
+        @staticmethod
+        def backward(ctx, dy):
+            (x,) = ctx.saved_tensor()
+            return 3 * x * x * dy
+
+    def fn(x):
+        y = Cube.apply(x)
+        (g,) = paddle.grad(y.sum(), x, create_graph=True)
+        return g
+
+    run_eager(fn, random_inputs([2, 3]))  # eager differentiates `backward`
+    with pytest.raises(NotImplementedError, match="double backward"):
+        run_to_static(fn, random_inputs([2, 3]), full_graph=False)
+
+
+def test_backward_returns_none_input_used_elsewhere():
+    same_as_eager(lambda x, y: NoneGrad.apply(x, y) + y * 3, [3, 4], [3, 4])
+
+
+def test_backward_returns_none_gives_zeros_like_native_ops():
+    # Eager gives `y` no gradient (None). to_static (AST and SOT, stock
+    # 3.3.1 too) gives zeros to every input that it uses but that gets no
+    # gradient, with or without a PyLayer: same as `x * 2 + y.detach()`.
+    def with_pylayer(x, y):
+        return NoneGrad.apply(x, y)
+
+    def native(x, y):
+        return x * 2 + y.detach()
+
+    inputs = random_inputs([3, 4], [3, 4])
+    for fn in (with_pylayer, native):
+        assert run_eager(fn, inputs)[1][1] is None
+    want_out, want_grads = run_to_static(native, inputs, full_graph=False)
+    got_out, got_grads = run_sot(with_pylayer, inputs)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+    for got, want in zip(got_grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    assert not want_grads[1].any()
