@@ -499,7 +499,7 @@ class Generator:
                 elif i == 0 and (a.name not in args or not leaves):
                     args.append(a.name)
                 elif r.random() < 0.75:
-                    # the same tensor twice is rare: it is one known failure
+                    # sometimes the same tensor twice
                     others = [b.name for b in same if b.name not in args]
                     if others and r.random() > self.dup_prob:
                         args.append(r.choice(others))
