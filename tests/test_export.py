@@ -289,3 +289,193 @@ def test_unsupported_op_in_pylayer_is_a_clear_error(tmp_path):
     assert proc.returncode == 3, proc.stdout + proc.stderr
     assert "pd_op.lgamma" in proc.stdout
     assert "WithLgamma" in proc.stdout
+
+
+# Fine-tuning a `jit.load`ed model through its PyLayers' custom backward.
+# Each backward below differs from the true derivative of its forward, so
+# a gradient taken from the forward ops (or no gradient) would show.
+_FINETUNE_MODELS = '''
+import paddle
+from paddle.autograd import PyLayer
+
+
+class DoubleTanh(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return paddle.tanh(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        return 2 * dy
+
+
+class SavedScale(PyLayer):
+    @staticmethod
+    def forward(ctx, x, scale, func=paddle.tanh):
+        ctx.scale = scale
+        y = func(x)
+        ctx.save_for_backward(x, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, y = ctx.saved_tensor()
+        return dy * (ctx.scale - y) + 0.5 * x
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear1 = paddle.nn.Linear(4, 8)
+        self.linear2 = paddle.nn.Linear(8, 3)
+
+    def forward(self, x):
+        h = DoubleTanh.apply(self.linear1(x))
+        return SavedScale.apply(self.linear2(h), 3.0, func=paddle.sin)
+'''
+
+_FINETUNE_CYCLES = '''
+import gc
+import sys
+
+import numpy as np
+import paddle
+from finetune_models import Net
+from paddle.static import InputSpec
+
+SPEC = [InputSpec([-1, 4], "float32", "x")]
+x_np = np.random.default_rng(0).standard_normal((5, 4)).astype("float32")
+
+
+def grads_and_next_output(net, params):
+    x = paddle.to_tensor(x_np, stop_gradient=False)
+    net(x).sum().backward()
+    grads = [x.grad.numpy()] + [p.grad.numpy() for p in params]
+    opt = paddle.optimizer.SGD(0.1, parameters=params)
+    opt.step()
+    opt.clear_grad()
+    return grads, net(paddle.to_tensor(x_np)).numpy()
+
+
+for cycle in range(int(sys.argv[2])):
+    paddle.seed(cycle)
+    net = Net()
+    prefix = f"{sys.argv[1]}/m{cycle}"
+    paddle.jit.save(
+        paddle.jit.to_static(net, full_graph=True), prefix, input_spec=SPEC
+    )
+    want = grads_and_next_output(net, net.parameters())
+    del net
+    gc.collect()  # frees the trace program
+    loaded = paddle.jit.load(prefix)
+    loaded.train()
+    # The parameters of `Net` have distinct shapes: match them by shape.
+    by_shape = {tuple(p.shape): p for p in loaded.parameters()}
+    params = [by_shape[tuple(p.shape)] for p in Net().parameters()]
+    got = grads_and_next_output(loaded, params)
+    for g, w in zip(got[0], want[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-5, atol=1e-6)
+    del loaded
+    gc.collect()
+print("cycles ok")
+'''
+
+
+def _run_python(tmp_path, name, code, *args):
+    (tmp_path / "finetune_models.py").write_text(_FINETUNE_MODELS)
+    file = tmp_path / name
+    file.write_text(code)
+    env = dict(
+        os.environ,
+        FLAGS_enable_pir_api="1",
+        PYTHONPATH=os.pathsep.join(
+            [str(tmp_path), os.environ.get("PYTHONPATH", "")]
+        ),
+    )
+    return subprocess.run(
+        [sys.executable, str(file), *map(str, args)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+
+
+def test_finetune_loaded_pylayer_in_the_saving_process(tmp_path):
+    """20 save / free / load / train cycles in one process: no crash (the
+    backward function used to read the freed trace program), and the
+    gradients and the next output equal eager's, custom backward and all."""
+    proc = _run_python(tmp_path, "cycles.py", _FINETUNE_CYCLES, tmp_path, 20)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    assert "cycles ok" in proc.stdout
+
+
+_FRESH_PROCESS = '''
+import sys
+
+import numpy as np
+import paddle
+from finetune_models import Net
+
+# Register backward functions in this process first: the loaded op's
+# backward_function_id then names one of them, not the saved one.
+for _ in range(40):
+    x = paddle.to_tensor(np.ones((2, 4), "float32"), stop_gradient=False)
+    paddle.jit.to_static(Net(), full_graph=True)(x).sum().backward()
+
+loaded = paddle.jit.load(sys.argv[1])
+x = paddle.to_tensor(np.ones((3, 4), "float32"))
+loaded.eval()
+print("predict", list(loaded(x).shape))
+loaded.train()
+try:
+    loaded(x).sum().backward()
+except RuntimeError as e:
+    print("ERROR:", e)
+    raise SystemExit(3)
+print("trained")
+'''
+
+
+def test_finetune_loaded_pylayer_in_a_fresh_process_is_a_clear_error(
+    tmp_path,
+):
+    """In another process the custom backward (Python code, not saved)
+    does not exist: a clear error naming the PyLayer, never a crash or the
+    backward function that has the same id in the new process."""
+    proc = _run_python(tmp_path, "save.py", _FINETUNE_CYCLES, tmp_path, 1)
+    assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
+    proc = _run_python(tmp_path, "fresh.py", _FRESH_PROCESS, tmp_path / "m0")
+    assert proc.returncode == 3, proc.stdout + proc.stderr[-3000:]
+    assert "predict [3, 3]" in proc.stdout
+    # The first PyLayer that the backward meets.
+    assert "PyLayer `SavedScale` (class `finetune_models.SavedScale`)" in (
+        proc.stdout
+    )
+    assert "Python code, which `paddle.jit.save` does not save" in (proc.stdout)
+
+
+@pytest.mark.parametrize("pylayer_model", sorted(set(MODELS) - {"hook"}))
+def test_finetune_loaded_model_equals_eager(pylayer_model, tmp_path):
+    """The export models, saved with their `pylayer` ops and loaded: the
+    gradients of the input and the parameters equal eager's."""
+    net = _model(pylayer_model)
+    net.train()
+    prefix = str(tmp_path / "m")
+    paddle.jit.save(net, prefix, input_spec=SPEC)
+    loaded = paddle.jit.load(prefix)
+    loaded.train()
+    x_np = _inputs(3)
+
+    def grads(layer):
+        x = paddle.to_tensor(x_np, stop_gradient=False)
+        out = layer(x)
+        outs = out if isinstance(out, (list, tuple)) else [out]
+        sum((o * (i + 1)).sum() for i, o in enumerate(outs)).backward()
+        # Parameters of distinct shapes: the linear layer's weight and bias.
+        params = sorted(layer.parameters(), key=lambda p: len(p.shape))
+        return [x.grad.numpy()] + [p.grad.numpy() for p in params]
+
+    for got, want in zip(grads(loaded), grads(net)):
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
