@@ -117,9 +117,7 @@ class IfNet(paddle.nn.Layer):
 
     def forward(self, x):
         y = self.linear(x)
-        # Not `y.mean()`: paddle2onnx 2.1.0 aborts on a mean over all axes
-        # ("Can not get input 'axis(dim)' value"), PyLayer or not.
-        if y.mean(axis=[0, 1]) > 0:
+        if y.mean() > 0:
             out = cus_tanh.apply(y, func1=paddle.tanh)
         else:
             out = cus_tanh.apply(y, func1=paddle.sin)
@@ -479,3 +477,84 @@ def test_finetune_loaded_model_equals_eager(pylayer_model, tmp_path):
 
     for got, want in zip(grads(loaded), grads(net)):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+# Reductions over all axes. paddle2onnx 2.1.0 aborts the process on a
+# `mean` over all axes ("Can not get input 'axis(dim)' value") unless the
+# export writes the axes out.
+class MeanCenter(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return x - x.mean()
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy
+
+
+REDUCE_ALL = {
+    "mean": lambda y: y.mean(),
+    "paddle_mean_keepdim": lambda y: paddle.mean(y, keepdim=True),
+    "mean_axis_empty": lambda y: paddle.mean(y, axis=[]),
+    "mean_3d": lambda y: y.reshape([-1, 2, 4]).mean(),
+    "mean_of_0d": lambda y: y.mean().mean(),
+    "mean_in_pylayer": lambda y: MeanCenter.apply(y),
+    "mse_loss": lambda y: paddle.nn.functional.mse_loss(y, y * 0.5),
+    "sum": lambda y: y.sum(),
+    "sum_keepdim": lambda y: y.sum(keepdim=True),
+    "max": lambda y: y.max(),
+    "min_max_mean": lambda y: y.min() + y.max() + y.mean(),
+}
+
+
+class ReduceAllNet(paddle.nn.Layer):
+    def __init__(self, reduce):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 8)
+        self.reduce = reduce
+
+    def forward(self, x):
+        y = self.linear(x)
+        return y * 2.0 + self.reduce(y)
+
+
+class MeanOutNet(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 8)
+
+    def forward(self, x):
+        return self.linear(x).mean()
+
+
+@pytest.mark.parametrize("reduce", sorted(REDUCE_ALL))
+def test_onnx_reduce_over_all_axes_equals_eager(reduce, tmp_path):
+    paddle.seed(2024)
+    net = ReduceAllNet(REDUCE_ALL[reduce])
+    net.eval()
+    path = str(tmp_path / "m")
+    paddle.onnx.export(net, path, input_spec=SPEC, opset_version=11)
+    session = onnxruntime.InferenceSession(path + ".onnx")
+    for batch in BATCH_SIZES:
+        x = _inputs(batch)
+        (want,) = _eager(net, x)
+        (got,) = session.run(None, {session.get_inputs()[0].name: x})
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_onnx_mean_output_equals_eager(tmp_path):
+    """A model whose output is a mean over all axes. paddle2onnx gives a
+    reduction over all axes the shape [1] (eager: [])."""
+    paddle.seed(2024)
+    net = MeanOutNet()
+    net.eval()
+    path = str(tmp_path / "m")
+    paddle.onnx.export(net, path, input_spec=SPEC, opset_version=11)
+    session = onnxruntime.InferenceSession(path + ".onnx")
+    for batch in BATCH_SIZES:
+        x = _inputs(batch)
+        (want,) = _eager(net, x)
+        (got,) = session.run(None, {session.get_inputs()[0].name: x})
+        assert got.shape == (1,) and want.shape == ()
+        np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
