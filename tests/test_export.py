@@ -558,3 +558,50 @@ def test_onnx_mean_output_equals_eager(tmp_path):
         (got,) = session.run(None, {session.get_inputs()[0].name: x})
         assert got.shape == (1,) and want.shape == ()
         np.testing.assert_allclose(got[0], want, rtol=1e-5, atol=1e-5)
+
+
+_OUTER = {}
+
+
+class SaveOuter(PyLayer):
+    """Saves a tensor that is neither an input of forward nor computed by
+    it: jit.save cannot keep it for the backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(_OUTER["w"])
+        return paddle.tanh(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (w,) = ctx.saved_tensor()
+        return dy * w
+
+
+class SaveOuterNet(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.linear = paddle.nn.Linear(4, 8)
+        self.w = self.create_parameter([8])
+
+    def forward(self, x):
+        _OUTER["w"] = self.w * 1.0
+        return SaveOuter.apply(self.linear(x))
+
+
+def test_finetune_loaded_pylayer_that_saved_an_outer_tensor_is_clear_error(
+    tmp_path,
+):
+    prefix = str(tmp_path / "m")
+    paddle.jit.save(
+        paddle.jit.to_static(SaveOuterNet(), full_graph=True),
+        prefix,
+        input_spec=SPEC,
+    )
+    loaded = paddle.jit.load(prefix)
+    x = paddle.to_tensor(_inputs(3))
+    loaded.eval()
+    assert loaded(x).shape == [3, 8]
+    loaded.train()
+    with pytest.raises(RuntimeError, match="PyLayer `SaveOuter`.*neither"):
+        loaded(x).sum().backward()
