@@ -605,3 +605,39 @@ def test_finetune_loaded_pylayer_that_saved_an_outer_tensor_is_clear_error(
     loaded.train()
     with pytest.raises(RuntimeError, match="PyLayer `SaveOuter`.*neither"):
         loaded(x).sum().backward()
+
+
+def _ops_named(program, name):
+    def walk(block):
+        for op in block.ops:
+            if op.name() == name:
+                yield op
+            for sub in op.blocks():
+                yield from walk(sub)
+
+    return list(walk(program.global_block()))
+
+
+def test_loaded_model_predicts_then_fine_tunes(tmp_path):
+    """`eval()` runs a forward-only program without the pushes of
+    `ctx.save_for_backward` (nothing pops them: every run kept its saved
+    tensors alive); `train()` afterwards still has them and equals eager."""
+    net = _model("simple")  # cus_tanh saves its output for backward
+    prefix = str(tmp_path / "m")
+    paddle.jit.save(net, prefix, input_spec=SPEC)
+    loaded = paddle.jit.load(prefix)
+    x_np = _inputs(3)
+    loaded.eval()
+    for _ in range(3):
+        got = loaded(paddle.to_tensor(x_np)).numpy()
+        np.testing.assert_allclose(got, _eager(net, x_np)[0], rtol=1e-6)
+    layer = loaded._get_partial_program_layer("forward")
+    assert not _ops_named(layer.infer_program.program, "cf.tuple_push")
+    assert _ops_named(layer.train_program.program, "cf.tuple_push")
+    loaded.train()
+    net.train()
+    x = paddle.to_tensor(x_np, stop_gradient=False)
+    loaded(x).sum().backward()
+    y = paddle.to_tensor(x_np, stop_gradient=False)
+    net(y).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), y.grad.numpy(), rtol=1e-5)
