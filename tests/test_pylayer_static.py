@@ -346,23 +346,12 @@ def test_one_output_unused(static_runner):
 
 
 def test_backward_returns_none(static_runner):
+    # Eager leaves `y.grad` None; so do the static paths (to_static gave
+    # zeros to an input without gradient in stock 3.3.1).
     def fn(x, y):
         return NoneGrad.apply(x, y)
 
-    inputs = random_inputs([2, 3], [2, 3])
-    if static_runner is AST:
-        # to_static gives zeros, not None, to an input that gets no gradient
-        # at all (as for `x * y.detach()`): compare with native ops there.
-        def native(x, y):
-            return x * y.detach()
-
-        want_out, want_grads = run_to_static(native, inputs)
-        got_out, got_grads = run_to_static(fn, inputs)
-        np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
-        for got, want in zip(got_grads, want_grads):
-            np.testing.assert_allclose(got, want, rtol=1e-12)
-    else:
-        assert_same_as_eager(fn, inputs, static_runner)
+    assert_same_as_eager(fn, random_inputs([2, 3], [2, 3]), static_runner)
 
 
 def test_backward_returns_none_input_used_elsewhere(static_runner):

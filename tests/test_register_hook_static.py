@@ -711,6 +711,33 @@ def test_hook_on_to_static_input_may_read_inputs_of_the_function(full_graph):
     )
 
 
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_hook_on_to_static_input_without_gradient_does_not_run(full_graph):
+    # Found by the fuzzer: to_static gave such an input a zero gradient and
+    # ran the hook on it (x.grad = hook(0)); eager leaves x.grad None.
+    def f(x0, x1):
+        _ = x0 * 3.0
+        x0.register_hook(lambda g: g + 1.0)
+        return x1 * 2.0
+
+    inputs = random_inputs([3], [3])
+    assert_same_as_eager(
+        f, inputs, lambda fn, a: run_to_static(fn, a, full_graph=full_graph)
+    )
+
+
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_to_static_input_without_gradient_keeps_grad_none(full_graph):
+    def f(x, y):
+        return x * 2.0 + y.detach()
+
+    inputs = random_inputs([3], [3])
+    assert run_eager(f, inputs)[1][1] is None
+    assert_same_as_eager(
+        f, inputs, lambda fn, a: run_to_static(fn, a, full_graph=full_graph)
+    )
+
+
 def test_hook_on_to_static_input_reading_a_traced_tensor_raises():
     def f(x):
         w = paddle.exp(x)
