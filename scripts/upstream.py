@@ -1,0 +1,206 @@
+"""Helpers for scripts/check-series.sh and scripts/upstream-bundles.sh.
+
+upstream/manifest.toml maps each patch of patches/series, by the subject of
+its commit, to its upstream tests (paths under upstream/, which are the
+paths in Paddle's source tree) and the PR template fields.
+
+  upstream.py missing                 subjects on stdin -> those without an entry
+  upstream.py tests SUBJECT           that patch's test files (absolute paths)
+  upstream.py pr SUBJECT PREV         commit message on stdin -> PR.md on stdout
+  upstream.py run FILE...             run unittest files in this process
+  upstream.py red FILE...             each file in its own process: every test
+                                      must fail (run against the parent commit)
+"""
+
+import ast
+import importlib.util
+import os
+import subprocess
+import sys
+import tomllib
+import unittest
+from pathlib import Path
+
+UPSTREAM = Path(__file__).resolve().parent.parent / "upstream"
+MANIFEST = UPSTREAM / "manifest.toml"
+KEYS = {"subject", "category", "type", "change", "tests", "precision"}
+# From Paddle's .github/PULL_REQUEST_TEMPLATE.md (develop).
+CATEGORIES = (
+    "User Experience|Execute Infrastructure|Operator Mechanism|CINN|"
+    "Custom Device|Performance Optimization|Distributed Strategy|"
+    "Parameter Server|Communication Library|Auto Parallel|Inference|"
+    "Environment Adaptation"
+).split("|")
+TYPES = (
+    "New features|Bug fixes|Improvements|Performance|BC Breaking|"
+    "Deprecations|Docs|Devs|Not User Facing|Security|Others"
+).split("|")
+
+
+def die(msg):
+    sys.exit(f"error: {msg}")
+
+
+def load_manifest():
+    with MANIFEST.open("rb") as f:
+        entries = tomllib.load(f).get("patch", [])
+    by_subject = {}
+    for i, e in enumerate(entries, 1):
+        where = f"{MANIFEST}: [[patch]] #{i} ({e.get('subject', '?')!r})"
+        if set(e) - KEYS or not {"subject", "category", "type", "change", "tests"} <= set(e):
+            die(f"{where}: keys must be subject, category, type, change, tests[, precision]")
+        if e["category"] not in CATEGORIES:
+            die(f"{where}: category must be one of {CATEGORIES}")
+        if e["type"] not in TYPES:
+            die(f"{where}: type must be one of {TYPES}")
+        if not e["tests"]:
+            die(f"{where}: no tests (every patch needs a test that fails without it)")
+        for t in e["tests"]:
+            p = UPSTREAM / t
+            if not (t.startswith("test/") and p.name.startswith("test_") and p.is_file()):
+                die(f"{where}: test {t} is not a file upstream/test/.../test_*.py")
+        if e["subject"] in by_subject:
+            die(f"{where}: a second entry for this subject")
+        by_subject[e["subject"]] = e
+    return by_subject
+
+
+def entry(subject):
+    m = load_manifest()
+    if subject not in m:
+        die(f"no entry in {MANIFEST} for subject {subject!r}")
+    return m[subject]
+
+
+def cmd_missing():
+    m = load_manifest()
+    for line in sys.stdin.read().splitlines():
+        if line.strip() and line not in m:
+            print(line)
+
+
+def cmd_tests(subject):
+    for t in entry(subject)["tests"]:
+        print(UPSTREAM / t)
+
+
+def test_list(path):
+    """`Class.test_method`: first docstring line, for the PR description."""
+    tree = ast.parse((UPSTREAM / path).read_text())
+    for cls in tree.body:
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for fn in cls.body:
+            if isinstance(fn, ast.FunctionDef) and fn.name.startswith("test"):
+                doc = (ast.get_docstring(fn) or "").split("\n\n")[0]
+                doc = " ".join(doc.split())
+                yield f"{cls.name}.{fn.name}" + (f": {doc}" if doc else "")
+
+
+def cmd_pr(subject, prev):
+    e = entry(subject)
+    body = sys.stdin.read().split("\n", 1)[1].strip()
+    # The template check wants no level-3 (or higher) headings in Description.
+    body = "\n".join(
+        "####" + line.lstrip("#") if line.startswith("#") and line.lstrip("#").startswith(" ") else line
+        for line in body.splitlines()
+    )
+    out = [f"<!-- PR title: {subject} -->", "### PR Category", e["category"], ""]
+    out += ["### PR Types", e["type"], "", "### Description", body, ""]
+    out += ["#### User-visible change", " ".join(e["change"].split()), ""]
+    out += ["#### Tests", "New unittest files (collected by the directory's CMakeLists glob):"]
+    for t in e["tests"]:
+        out.append(f"- `{t}`")
+        out += [f"  - `{x}`" for x in test_list(t)]
+    out += ["", "Each test fails without this change and passes with it."]
+    if prev:
+        out += ["", f"Depends on the previous PR of the series: {prev}."]
+    out += ["", "### 是否引起精度变化", e.get("precision", "否")]
+    print("\n".join(out))
+
+
+def load_tests(files):
+    suite = unittest.TestSuite()
+    for i, f in enumerate(files):
+        spec = importlib.util.spec_from_file_location(f"upstream_test_{i}_{Path(f).stem}", f)
+        mod = importlib.util.module_from_spec(spec)
+        sys.path.insert(0, str(Path(f).parent))
+        spec.loader.exec_module(mod)
+        suite.addTests(unittest.defaultTestLoader.loadTestsFromModule(mod))
+    return suite
+
+
+class _Report(unittest.TextTestResult):
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        print(f"@@PASSED {test.id()}", file=sys.__stdout__, flush=True)
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._bad(test, err)
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._bad(test, err)
+
+    def _bad(self, test, err):
+        msg = [ln.strip() for ln in str(err[1]).splitlines() if ln.strip()]
+        why = f"{err[0].__name__}: {msg[0][:100] if msg else ''}"
+        print(f"@@FAILED {test.id()} {why}", file=sys.__stdout__, flush=True)
+
+
+def cmd_run(files):
+    import paddle  # noqa: F401  (the tree must import before any test)
+
+    suite = load_tests(files)
+    runner = unittest.TextTestRunner(verbosity=2, resultclass=_Report, stream=sys.stdout)
+    ok = runner.run(suite).wasSuccessful()
+    sys.exit(0 if ok else 1)
+
+
+def cmd_red(files):
+    bad = []
+    for f in files:
+        try:
+            r = subprocess.run(
+                [sys.executable, __file__, "run", f],
+                capture_output=True, text=True, timeout=600,
+            )
+            out, rc = r.stdout + r.stderr, r.returncode
+        except subprocess.TimeoutExpired as e:
+            out, rc = str(e.stdout or "") + str(e.stderr or ""), "timeout"
+        lines = out.splitlines()
+        passed = [ln.split()[1] for ln in lines if ln.startswith("@@PASSED ")]
+        failed = [ln.split(None, 1)[1] for ln in lines if ln.startswith("@@FAILED ")]
+        how = "crashed" if isinstance(rc, int) and rc < 0 else f"exit {rc}"
+        print(f"  {Path(f).name}: {how}, {len(failed)} failed, {len(passed)} passed")
+        for line in failed:
+            test_id, why = line.split(" ", 1)
+            print(f"    fails: {test_id.rsplit('.', 1)[-1]} ({why})")
+        if not failed:
+            print(f"    last output: {lines[-1] if lines else ''}")
+        bad += passed
+    if bad:
+        die(f"{len(bad)} test(s) pass without their patch: {', '.join(bad)}")
+
+
+def main(argv):
+    if len(argv) < 1:
+        die(__doc__)
+    cmd, args = argv[0], argv[1:]
+    if cmd == "missing":
+        cmd_missing()
+    elif cmd == "tests" and len(args) == 1:
+        cmd_tests(args[0])
+    elif cmd == "pr" and len(args) == 2:
+        cmd_pr(*args)
+    elif cmd == "run":
+        cmd_run(args)
+    elif cmd == "red":
+        cmd_red(args)
+    else:
+        die(__doc__)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

@@ -1,0 +1,119 @@
+# Copyright (c) 2026 PaddlePaddle Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+import unittest
+
+import numpy as np
+
+import paddle
+from paddle.autograd import PyLayer
+
+
+class NonDiff(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        a, b = x * 2, x * 3
+        ctx.mark_non_differentiable(b)
+        return a, b
+
+    @staticmethod
+    def backward(ctx, da, db):
+        return da * 2
+
+
+class NoMaterialize(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.set_materialize_grads(False)
+        return x * 2, x * 3
+
+    @staticmethod
+    def backward(ctx, da, db):
+        g = da * 2
+        if db is not None:
+            g = g + db * 3
+        return g
+
+
+class KwArgs(PyLayer):
+    @staticmethod
+    def forward(ctx, x, **kwargs):
+        w = kwargs['w']
+        ctx.save_for_backward(x, w)
+        return x * w
+
+    @staticmethod
+    def backward(ctx, dz):
+        x, w = ctx.saved_tensor()
+        return dz * w, dz * x
+
+
+class TooManyGrads(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2
+
+    @staticmethod
+    def backward(ctx, dz):
+        return dz, dz
+
+
+def run(fn, *arrays):
+    xs = [paddle.to_tensor(a, stop_gradient=False) for a in arrays]
+    out = fn(*xs)
+    (out * out).sum().backward()
+    return [out.numpy()] + [x.grad.numpy() for x in xs]
+
+
+class TestPyLayerEagerRules(unittest.TestCase):
+    def setUp(self):
+        rng = np.random.default_rng(4)
+        self.x, self.w = rng.standard_normal([2, 2, 3])
+
+    def check(self, fn, *arrays):
+        want = run(fn, *arrays)
+        got = run(paddle.jit.to_static(fn, full_graph=True), *arrays)
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12)
+
+    def test_mark_non_differentiable(self):
+        def fn(x):
+            a, b = NonDiff.apply(x)
+            return a + b
+
+        self.check(fn, self.x)
+
+    def test_set_materialize_grads_false(self):
+        def fn(x):
+            a, _ = NoMaterialize.apply(x)
+            return a
+
+        self.check(fn, self.x)
+
+    def test_var_keyword_tensor_argument(self):
+        def fn(x, w):
+            return KwArgs.apply(x, w=w)
+
+        self.check(fn, self.x, self.w)
+
+    def test_wrong_number_of_grads_names_the_layer(self):
+        def fn(x):
+            return TooManyGrads.apply(x)
+
+        with self.assertRaisesRegex(ValueError, 'TooManyGrads'):
+            run(paddle.jit.to_static(fn, full_graph=True), self.x)
+
+
+if __name__ == '__main__':
+    unittest.main()
