@@ -44,7 +44,7 @@ if [[ -n $missing ]]; then
     exit 1
 fi
 
-export PYTHONPATH=$dir/python PYTHONDONTWRITEBYTECODE='' FLAGS_enable_pir_api=1
+export PYTHONPATH=$dir/python FLAGS_enable_pir_api=1
 log=$dir.log
 all_tests=()
 for k in "${!commits[@]}"; do

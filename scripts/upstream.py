@@ -14,12 +14,12 @@ paths in Paddle's source tree) and the PR template fields.
 
 import ast
 import importlib.util
-import os
 import subprocess
 import sys
-import tomllib
 import unittest
 from pathlib import Path
+
+import tomllib
 
 UPSTREAM = Path(__file__).resolve().parent.parent / "upstream"
 MANIFEST = UPSTREAM / "manifest.toml"
@@ -47,18 +47,34 @@ def load_manifest():
     by_subject = {}
     for i, e in enumerate(entries, 1):
         where = f"{MANIFEST}: [[patch]] #{i} ({e.get('subject', '?')!r})"
-        if set(e) - KEYS or not {"subject", "category", "type", "change", "tests"} <= set(e):
-            die(f"{where}: keys must be subject, category, type, change, tests[, precision]")
+        if set(e) - KEYS or not {
+            "subject",
+            "category",
+            "type",
+            "change",
+            "tests",
+        } <= set(e):
+            die(
+                f"{where}: keys must be subject, category, type, change, tests[, precision]"
+            )
         if e["category"] not in CATEGORIES:
             die(f"{where}: category must be one of {CATEGORIES}")
         if e["type"] not in TYPES:
             die(f"{where}: type must be one of {TYPES}")
         if not e["tests"]:
-            die(f"{where}: no tests (every patch needs a test that fails without it)")
+            die(
+                f"{where}: no tests (every patch needs a test that fails without it)"
+            )
         for t in e["tests"]:
             p = UPSTREAM / t
-            if not (t.startswith("test/") and p.name.startswith("test_") and p.is_file()):
-                die(f"{where}: test {t} is not a file upstream/test/.../test_*.py")
+            if not (
+                t.startswith("test/")
+                and p.name.startswith("test_")
+                and p.is_file()
+            ):
+                die(
+                    f"{where}: test {t} is not a file upstream/test/.../test_*.py"
+                )
         if e["subject"] in by_subject:
             die(f"{where}: a second entry for this subject")
         by_subject[e["subject"]] = e
@@ -102,13 +118,23 @@ def cmd_pr(subject, prev):
     body = sys.stdin.read().split("\n", 1)[1].strip()
     # The template check wants no level-3 (or higher) headings in Description.
     body = "\n".join(
-        "####" + line.lstrip("#") if line.startswith("#") and line.lstrip("#").startswith(" ") else line
+        "####" + line.lstrip("#")
+        if line.startswith("#") and line.lstrip("#").startswith(" ")
+        else line
         for line in body.splitlines()
     )
-    out = [f"<!-- PR title: {subject} -->", "### PR Category", e["category"], ""]
+    out = [
+        f"<!-- PR title: {subject} -->",
+        "### PR Category",
+        e["category"],
+        "",
+    ]
     out += ["### PR Types", e["type"], "", "### Description", body, ""]
     out += ["#### User-visible change", " ".join(e["change"].split()), ""]
-    out += ["#### Tests", "New unittest files (collected by the directory's CMakeLists glob):"]
+    out += [
+        "#### Tests",
+        "New unittest files (collected by the directory's CMakeLists glob):",
+    ]
     for t in e["tests"]:
         out.append(f"- `{t}`")
         out += [f"  - `{x}`" for x in test_list(t)]
@@ -122,8 +148,11 @@ def cmd_pr(subject, prev):
 def load_tests(files):
     suite = unittest.TestSuite()
     for i, f in enumerate(files):
-        spec = importlib.util.spec_from_file_location(f"upstream_test_{i}_{Path(f).stem}", f)
+        spec = importlib.util.spec_from_file_location(
+            f"upstream_test_{i}_{Path(f).stem}", f
+        )
         mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
         sys.path.insert(0, str(Path(f).parent))
         spec.loader.exec_module(mod)
         suite.addTests(unittest.defaultTestLoader.loadTestsFromModule(mod))
@@ -153,7 +182,9 @@ def cmd_run(files):
     import paddle  # noqa: F401  (the tree must import before any test)
 
     suite = load_tests(files)
-    runner = unittest.TextTestRunner(verbosity=2, resultclass=_Report, stream=sys.stdout)
+    runner = unittest.TextTestRunner(
+        verbosity=2, resultclass=_Report, stream=sys.stdout
+    )
     ok = runner.run(suite).wasSuccessful()
     sys.exit(0 if ok else 1)
 
@@ -164,16 +195,22 @@ def cmd_red(files):
         try:
             r = subprocess.run(
                 [sys.executable, __file__, "run", f],
-                capture_output=True, text=True, timeout=600,
+                capture_output=True,
+                text=True,
+                timeout=600,
             )
             out, rc = r.stdout + r.stderr, r.returncode
         except subprocess.TimeoutExpired as e:
             out, rc = str(e.stdout or "") + str(e.stderr or ""), "timeout"
         lines = out.splitlines()
         passed = [ln.split()[1] for ln in lines if ln.startswith("@@PASSED ")]
-        failed = [ln.split(None, 1)[1] for ln in lines if ln.startswith("@@FAILED ")]
+        failed = [
+            ln.split(None, 1)[1] for ln in lines if ln.startswith("@@FAILED ")
+        ]
         how = "crashed" if isinstance(rc, int) and rc < 0 else f"exit {rc}"
-        print(f"  {Path(f).name}: {how}, {len(failed)} failed, {len(passed)} passed")
+        print(
+            f"  {Path(f).name}: {how}, {len(failed)} failed, {len(passed)} passed"
+        )
         for line in failed:
             test_id, why = line.split(" ", 1)
             print(f"    fails: {test_id.rsplit('.', 1)[-1]} ({why})")
