@@ -14,6 +14,7 @@ paths in Paddle's source tree) and the PR template fields.
 
 import ast
 import importlib.util
+import os
 import subprocess
 import sys
 import unittest
@@ -145,6 +146,43 @@ def cmd_pr(subject, prev):
     print("\n".join(out))
 
 
+# The environment that Paddle's CMakeLists.txt gives the tests of a directory.
+DIR_ENVS = {
+    "sot": dict(
+        SOT_LOG_LEVEL="0",
+        COST_MODEL="False",
+        MIN_GRAPH_SIZE="0",
+        STRICT_MODE="True",
+    ),
+    "dygraph_to_static": dict(
+        SOT_LOG_LEVEL="0",
+        COST_MODEL="False",
+        MIN_GRAPH_SIZE="0",
+        STRICT_MODE="False",
+    ),
+}
+
+
+class EnvSuite(unittest.TestSuite):
+    """Runs its tests with ``env`` set in os.environ."""
+
+    def __init__(self, tests, env):
+        super().__init__(tests)
+        self.env = env
+
+    def run(self, result, debug=False):
+        old = {k: os.environ.get(k) for k in self.env}
+        os.environ.update(self.env)
+        try:
+            return super().run(result, debug)
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+
+
 def load_tests(files):
     suite = unittest.TestSuite()
     for i, f in enumerate(files):
@@ -155,7 +193,8 @@ def load_tests(files):
         sys.modules[spec.name] = mod
         sys.path.insert(0, str(Path(f).parent))
         spec.loader.exec_module(mod)
-        suite.addTests(unittest.defaultTestLoader.loadTestsFromModule(mod))
+        tests = unittest.defaultTestLoader.loadTestsFromModule(mod)
+        suite.addTest(EnvSuite(tests, DIR_ENVS.get(Path(f).parent.name, {})))
     return suite
 
 

@@ -19,6 +19,7 @@ import unittest
 import numpy as np
 
 import paddle
+from paddle.jit.sot.utils import strict_mode_guard
 
 
 def scale_by(w, g):
@@ -44,8 +45,10 @@ class TestSotRegisterHookAfterGraphBreak(unittest.TestCase):
     def check_raises(self, fn):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         static_fn = paddle.jit.to_static(fn, full_graph=False)
-        with self.assertRaisesRegex(RuntimeError, 'register_hook'):
-            static_fn(x).sum().backward()
+        # the error is raised where SOT handles the graph break
+        with strict_mode_guard(False):
+            with self.assertRaisesRegex(RuntimeError, 'register_hook'):
+                static_fn(x).sum().backward()
 
     def test_hook_after_explicit_break_on_used_tensor(self):
         def fn(x):
