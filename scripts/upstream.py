@@ -91,9 +91,15 @@ def entry(subject):
 
 def cmd_missing():
     m = load_manifest()
-    for line in sys.stdin.read().splitlines():
-        if line.strip() and line not in m:
-            print(line)
+    subjects = [s for s in sys.stdin.read().splitlines() if s.strip()]
+    for s in subjects:
+        if s not in m:
+            print(s)
+    for s in sorted(m.keys() - set(subjects)):
+        print(
+            f"warning: {MANIFEST.name}: no patch has subject {s!r}",
+            file=sys.stderr,
+        )
 
 
 def cmd_tests(subject):
