@@ -24,7 +24,8 @@ import tomllib
 
 UPSTREAM = Path(__file__).resolve().parent.parent / "upstream"
 MANIFEST = UPSTREAM / "manifest.toml"
-KEYS = {"subject", "category", "type", "change", "tests", "precision"}
+REQUIRED = {"subject", "category", "type", "change", "tests"}
+KEYS = REQUIRED | {"precision"}
 # From Paddle's .github/PULL_REQUEST_TEMPLATE.md (develop).
 CATEGORIES = (
     "User Experience|Execute Infrastructure|Operator Mechanism|CINN|"
@@ -48,23 +49,15 @@ def load_manifest():
     by_subject = {}
     for i, e in enumerate(entries, 1):
         where = f"{MANIFEST}: [[patch]] #{i} ({e.get('subject', '?')!r})"
-        if set(e) - KEYS or not {
-            "subject",
-            "category",
-            "type",
-            "change",
-            "tests",
-        } <= set(e):
-            die(
-                f"{where}: keys must be subject, category, type, change, tests[, precision]"
-            )
+        if set(e) - KEYS or not REQUIRED <= set(e):
+            die(f"{where}: keys: {sorted(REQUIRED)}, optional 'precision'")
         if e["category"] not in CATEGORIES:
             die(f"{where}: category must be one of {CATEGORIES}")
         if e["type"] not in TYPES:
             die(f"{where}: type must be one of {TYPES}")
         if not e["tests"]:
             die(
-                f"{where}: no tests (every patch needs a test that fails without it)"
+                f"{where}: no tests (each patch needs a test failing without it)"
             )
         for t in e["tests"]:
             p = UPSTREAM / t
@@ -73,9 +66,7 @@ def load_manifest():
                 and p.name.startswith("test_")
                 and p.is_file()
             ):
-                die(
-                    f"{where}: test {t} is not a file upstream/test/.../test_*.py"
-                )
+                die(f"{where}: {t} is no file upstream/test/<dir>/test_*.py")
         if e["subject"] in by_subject:
             die(f"{where}: a second entry for this subject")
         by_subject[e["subject"]] = e
