@@ -25,12 +25,20 @@ def fn(x):
     return t * x
 
 
+def two_hooks(x):
+    h = paddle.tanh(x * 2)
+    h.register_hook(lambda g: g * 3)
+    y = paddle.exp(h)
+    y.register_hook(lambda g: g + 1)
+    return y * x
+
+
 class TestRegisterHookTrainProgram(unittest.TestCase):
     """The identity op that holds a hook is not run by the to_static train
     program once its backward is built; the hook still acts."""
 
-    def test_train_program_has_no_hook_op(self):
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
+    def check(self, f):
+        static_fn = paddle.jit.to_static(f, full_graph=True)
         x_np = np.random.default_rng(15).standard_normal([3])
         x = paddle.to_tensor(x_np, stop_gradient=False)
         static_fn(x).sum().backward()
@@ -40,10 +48,16 @@ class TestRegisterHookTrainProgram(unittest.TestCase):
             names = [op.name() for op in program.global_block().ops]
             self.assertNotIn('pd_op.pylayer', names)
         x_eager = paddle.to_tensor(x_np, stop_gradient=False)
-        fn(x_eager).sum().backward()
+        f(x_eager).sum().backward()
         np.testing.assert_allclose(
             x.grad.numpy(), x_eager.grad.numpy(), rtol=1e-12
         )
+
+    def test_train_program_has_no_hook_op(self):
+        self.check(fn)
+
+    def test_two_hooked_values(self):
+        self.check(two_hooks)
 
 
 if __name__ == '__main__':
