@@ -619,3 +619,25 @@ def test_nonlinear_hook_before_a_tensor_if_sees_the_total_gradient(on_input):
         assert_same_as_eager(
             f, inputs, lambda fn, xs: run_to_static(fn, xs, full_graph=False)
         )
+
+
+def test_hook_on_unused_output_of_split_runs_on_zeros_like_eager():
+    def f(x):
+        a, b = paddle.split(x * 2.0, [2, 1], axis=0)
+        b.register_hook(lambda g: g + 1.0)
+        return a * 3.0
+
+    assert_same_as_eager(f, random_inputs([3, 2]), run_sot)
+
+
+def test_hook_on_input_reading_a_computed_tensor_matches_eager():
+    # The hook reads `w`, computed in the function: SOT runs the frame
+    # eagerly (AST raises a clear error).
+    def f(x):
+        w = paddle.exp(x)
+        x.register_hook(lambda g: g * w)
+        return x * w
+
+    assert_same_as_eager(
+        f, random_inputs([3]), lambda fn, a: run_to_static(fn, a, False)
+    )
