@@ -701,6 +701,41 @@ def test_backward_returning_one_tensor_for_two_inputs_matches_eager_in_sot():
     )
 
 
+class SameGradCopies(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * b
+
+    @staticmethod
+    def backward(ctx, d):
+        return d, d * 1.0
+
+
+def test_one_tensor_for_two_inputs_accumulated_elsewhere_is_not_aliased(
+    static_runner,
+):
+    # Found by the fuzzer. `v` gets its PyLayer gradient plus the gradient
+    # of its other use. Eager (stock 3.3.1) adds the second into the Tensor
+    # `backward` returned, in place, which is also x's gradient: x.grad comes
+    # out wrong in eager. The static paths give each input its own copy:
+    # they equal eager with a `backward` that returns two Tensors.
+    def f_same(x):
+        v = paddle.square(x)
+        return SameGradTwice.apply(x, v) + paddle.sin(v)
+
+    def f_copies(x):
+        v = paddle.square(x)
+        return SameGradCopies.apply(x, v) + paddle.sin(v)
+
+    inputs = random_inputs([4])
+    want_out, (want_grad,) = run_eager(f_copies, inputs)
+    _, (eager_same_grad,) = run_eager(f_same, inputs)
+    assert not np.allclose(eager_same_grad, want_grad)  # the eager bug
+    got_out, (got_grad,) = static_runner(f_same, inputs)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+    np.testing.assert_allclose(got_grad, want_grad, rtol=1e-12)
+
+
 # -- the same Tensor in several places --------------------------------------
 
 

@@ -241,6 +241,11 @@ class Generator:
             g = " + ".join(terms)
             if has_k and self.r.random() < 0.5:
                 g = f"({g}) * ctx.k"
+            if g in grads:
+                # One Tensor returned for two inputs: eager (stock 3.3.1)
+                # may accumulate another gradient into it in place, which
+                # changes the other input's gradient (README: upstream bugs).
+                g = f"{g} * 1.0"
             grads.append(g)
         L.append(f"        return {', '.join(grads)}")
         self.module_lines += L + ["", ""]
