@@ -85,7 +85,7 @@ def run_static(fn, inputs):
 RUNNERS = {"ast": run_ast, "sot": run_sot, "static": run_static}
 
 
-def compare(ref, got, mode):
+def compare(ref, got, mode, has_if=False):
     """None when ``got`` matches ``ref``, else a description."""
     (want_out, want_grads), (got_out, got_grads) = ref, got
     want_out, got_out = np.asarray(want_out), np.asarray(got_out)
@@ -99,6 +99,10 @@ def compare(ref, got, mode):
         if w is None and g is None:
             continue
         if w is None:
+            if has_if and not np.any(g):
+                # An input used only in the branch not taken: eager gives it
+                # no gradient, a static graph zeros (both branches are in it).
+                continue
             return (
                 f"grad of x{i}: eager None, got {np.asarray(g).ravel()[:4]}..."
             )
@@ -114,6 +118,26 @@ def compare(ref, got, mode):
                 f"grad of x{i} differs: max abs diff {np.abs(g - w).max():.3e}"
                 f" (eager {w.ravel()[:3]}, got {g.ravel()[:3]})"
             )
+    return None
+
+
+# Stock 3.3.1 bugs that raise (never a wrong gradient) and are not fixed by
+# the patch set: reported as "known", not as failures (README, upstream
+# bugs; reproducers in repros/). (modes, substrings of the error, reproducer)
+KNOWN_UPSTREAM_ERRORS = [
+    (
+        ("ast",),
+        ("Tensor holds no memory", "pd_op.if"),
+        "repros/stock_pylayer_output_in_if_no_memory.py",
+    ),
+]
+
+
+def _known_upstream_error(mode, e):
+    text = str(e)
+    for modes, parts, repro in KNOWN_UPSTREAM_ERRORS:
+        if mode in modes and all(p in text for p in parts):
+            return repro
     return None
 
 
@@ -152,12 +176,14 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
                 traceback.print_exc()
             if want_exc and type(e).__name__ == want_exc:
                 res[mode] = ("pass", f"expected {want_exc}")
+            elif repro := _known_upstream_error(mode, e):
+                res[mode] = ("known", f"known upstream bug: {repro}")
             else:
                 res[mode] = ("error", _exc(e))
             continue
         if want_exc:
             res[mode] = ("error", f"expected {want_exc}, got no error")
             continue
-        msg = compare(ref, got, mode)
+        msg = compare(ref, got, mode, bool(ns.get("HAS_IF")))
         res[mode] = ("pass", "") if msg is None else ("mismatch", msg)
     return res
