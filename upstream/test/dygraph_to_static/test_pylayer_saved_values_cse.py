@@ -1,0 +1,100 @@
+# Copyright (c) 2026 PaddlePaddle Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+import os
+import unittest
+
+import numpy as np
+
+import paddle
+from paddle.autograd import PyLayer
+
+
+class SaveBoth(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b + a
+
+    @staticmethod
+    def backward(ctx, d):
+        a, b = ctx.saved_tensor()
+        return d * (b + 1), d * a * 3
+
+
+def fn(x):
+    return SaveBoth.apply(x * 2, x * 2)
+
+
+def tuple_push_operands(program):
+    def blocks(block):
+        yield block
+        for op in block.ops:
+            for sub in op.blocks():
+                yield from blocks(sub)
+
+    for block in blocks(program.global_block()):
+        for op in block.ops:
+            if op.name() == 'cf.tuple_push':
+                yield op.operands_source()[1:]
+
+
+class TestPyLayerSavedValuesMergedByCSE(unittest.TestCase):
+    """CSE merges the two ``x * 2`` that a PyLayer saves: each saved tensor
+    keeps its own buffer in the to_static program."""
+
+    def setUp(self):
+        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
+        # SOT runs subgraphs under 10 ops eagerly by default
+        os.environ['MIN_GRAPH_SIZE'] = '0'
+        self.x = np.random.default_rng(25).standard_normal([2, 3])
+
+    def tearDown(self):
+        if self.old_min_graph_size is None:
+            os.environ.pop('MIN_GRAPH_SIZE', None)
+        else:
+            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
+
+    def grad(self, f):
+        x = paddle.to_tensor(self.x, stop_gradient=False)
+        f(x).sum().backward()
+        return x.grad.numpy()
+
+    def check(self, f, full_graph):
+        static_f = paddle.jit.to_static(f, full_graph=full_graph)
+        np.testing.assert_allclose(
+            self.grad(static_f), self.grad(f), rtol=1e-12
+        )
+
+    def test_ast(self):
+        for _ in range(3):
+            self.check(fn, full_graph=True)
+        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        x = paddle.to_tensor(self.x, stop_gradient=False)
+        static_fn(x)
+        _, layer = static_fn.get_concrete_program(x)
+        pushed = list(
+            tuple_push_operands(layer.train_program.forward_program)
+        )
+        self.assertTrue(pushed)
+        for values in pushed:
+            for i, v in enumerate(values):
+                self.assertFalse(any(v.is_same(u) for u in values[:i]))
+
+    def test_sot(self):
+        for _ in range(3):
+            self.check(fn, full_graph=False)
+
+
+if __name__ == '__main__':
+    unittest.main()

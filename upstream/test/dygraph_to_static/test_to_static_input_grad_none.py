@@ -1,0 +1,87 @@
+# Copyright (c) 2026 PaddlePaddle Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+import os
+import unittest
+
+import numpy as np
+
+import paddle
+from paddle.autograd import PyLayer
+
+
+class NoneGrad(PyLayer):
+    @staticmethod
+    def forward(ctx, x, y):
+        return x * y
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 2.0, None
+
+
+def detached(x, y):
+    return x * 2.0 + y.detach()
+
+
+def hooked_without_gradient(x, y):
+    _ = y * 3.0
+    y.register_hook(lambda g: g + 1.0)
+    return x * 2.0
+
+
+def pylayer_none_grad(x, y):
+    return NoneGrad.apply(x, y)
+
+
+class TestToStaticInputGradNone(unittest.TestCase):
+    """An input that gets no gradient from a to_static program keeps
+    ``grad`` None, and its hooks do not run, as in eager."""
+
+    def setUp(self):
+        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
+        # SOT runs subgraphs under 10 ops eagerly by default
+        os.environ['MIN_GRAPH_SIZE'] = '0'
+        self.x, self.y = np.random.default_rng(33).standard_normal([2, 3])
+
+    def tearDown(self):
+        if self.old_min_graph_size is None:
+            os.environ.pop('MIN_GRAPH_SIZE', None)
+        else:
+            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
+
+    def grads(self, f):
+        x = paddle.to_tensor(self.x, stop_gradient=False)
+        y = paddle.to_tensor(self.y, stop_gradient=False)
+        f(x, y).sum().backward()
+        return x.grad, y.grad
+
+    def check(self, f, full_graph):
+        want_x, want_y = self.grads(f)
+        self.assertIsNone(want_y)
+        static_f = paddle.jit.to_static(f, full_graph=full_graph)
+        got_x, got_y = self.grads(static_f)
+        self.assertIsNone(got_y)
+        np.testing.assert_allclose(got_x.numpy(), want_x.numpy(), rtol=1e-12)
+
+    def test_ast(self):
+        for f in (detached, hooked_without_gradient, pylayer_none_grad):
+            self.check(f, full_graph=True)
+
+    def test_sot(self):
+        for f in (detached, hooked_without_gradient):
+            self.check(f, full_graph=False)
+
+
+if __name__ == '__main__':
+    unittest.main()
