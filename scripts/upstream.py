@@ -111,9 +111,38 @@ def test_list(path):
                 yield f"{cls.name}.{fn.name}" + (f": {doc}" if doc else "")
 
 
+def strip_template(body, e):
+    """A commit message written in the PR template (``### PR Category``,
+    ``### PR Types``, ``### Description``): its description alone, the
+    manifest's category and type being the PR's. Warns where they differ."""
+    lines = body.splitlines()
+    if not lines or lines[0].strip() != "### PR Category":
+        return body
+    sections, name = {}, None
+    for i, line in enumerate(lines):
+        if line.startswith("### "):
+            name = line[4:].strip()
+            if name == "Description":
+                body = "\n".join(lines[i + 1 :]).strip()
+                break
+            sections[name] = []
+        elif name is not None and line.strip():
+            sections[name].append(line.strip())
+    else:
+        die(f"{e['subject']!r}: the commit message has no ### Description")
+    for key, field in (("PR Category", "category"), ("PR Types", "type")):
+        if sections.get(key, [e[field]]) != [e[field]]:
+            print(
+                f"warning: {e['subject']!r}: {key} {sections[key]} in the "
+                f"commit message, {e[field]!r} in {MANIFEST.name}",
+                file=sys.stderr,
+            )
+    return body
+
+
 def cmd_pr(subject, prev):
     e = entry(subject)
-    body = sys.stdin.read().split("\n", 1)[1].strip()
+    body = strip_template(sys.stdin.read().split("\n", 1)[1].strip(), e)
     # The template check wants no level-3 (or higher) headings in Description.
     body = "\n".join(
         "####" + line.lstrip("#")
