@@ -66,7 +66,7 @@ class TestJitLoadPyLayerFinetune(unittest.TestCase):
 
     def test_finetune_after_the_traced_layer_is_freed(self):
         spec = [InputSpec([-1, 4], 'float32', 'x')]
-        for cycle in range(5):
+        for cycle in range(8):
             paddle.seed(cycle)
             net = Net()
             prefix = os.path.join(self.temp_dir.name, f'm{cycle}')
