@@ -743,6 +743,23 @@ def test_to_static_input_without_gradient_keeps_grad_none(full_graph):
     )
 
 
+def test_hook_on_to_static_input_inside_a_branch_raises():
+    # Found by the fuzzer: the hook was registered on the eager input at
+    # every call, also when the branch did not run.
+    def f(x):
+        if x.mean() > 0:
+            x.register_hook(lambda g: g * 3.0)
+            r = x * 2.0
+        else:
+            r = x * 0.5
+        return r
+
+    (x,) = random_inputs([4])
+    for sign in (1.0, -1.0):
+        with pytest.raises(NotImplementedError, match="control flow block"):
+            run_to_static(f, [np.abs(x) * sign])
+
+
 def test_hook_on_to_static_input_reading_a_traced_tensor_raises():
     def f(x):
         w = paddle.exp(x)
