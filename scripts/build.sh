@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build the patched wheel into dist/ and the test venv .venv (-> .venvs/<dir>).
-# usage: scripts/build.sh [--base-wheel PATH]   (env: PADDLE_BASE_WHEEL, PATCHES_DIR)
+# usage: scripts/build.sh [--base-wheel PATH | --base-req REQ]   (env: PADDLE_BASE_WHEEL, PADDLE_BASE_REQ, PATCHES_DIR)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -10,6 +10,8 @@ while (($#)); do
     case $1 in
         --base-wheel) (($# >= 2)) || die "--base-wheel needs a path"; base_arg=$2; shift 2 ;;
         --base-wheel=*) base_arg=${1#*=}; shift ;;
+        --base-req) (($# >= 2)) || die "--base-req needs a requirement"; export PADDLE_BASE_REQ=$2; shift 2 ;;
+        --base-req=*) export PADDLE_BASE_REQ=${1#*=}; shift ;;
         -h | --help) sed -n '2,3p' "$0"; exit 0 ;;
         *) die "unknown argument: $1" ;;
     esac
@@ -72,11 +74,11 @@ python3 -m venv "$venv" || die "python3 -m venv $venv failed"
 "$venv/bin/python" -m pip check >/dev/null || { "$venv/bin/python" -m pip check >&2; die "pip check failed"; }
 (cd / && PYTHONWARNINGS=ignore "$ROOT/$venv/bin/python" -c '
 import importlib.metadata, sys, paddle
-pin, version = sys.argv[1:]
+pin, version, dist = sys.argv[1:]
 assert paddle.version.commit == pin, f"paddle.version.commit is {paddle.version.commit}, expected {pin}"
-got = importlib.metadata.version("paddlepaddle")
-assert got == version, f"installed paddlepaddle is {got}, expected {version}"
-' "$PIN_COMMIT" "$version") || die "smoke check of the new venv failed"
+got = importlib.metadata.version(dist)
+assert got == version, f"installed {dist} is {got}, expected {version}"
+' "$PIN_COMMIT" "$version" "$dist") || die "smoke check of the new venv failed"
 echo "$build_id" >"$venv/.build-id"
 
 # Commit: wheel, then venv symlink; then drop the old ones.
@@ -84,7 +86,7 @@ mv -f "$tmp/$(basename "$out")" "$out"
 ln -s "$venv" .venv.new
 mv -T .venv.new .venv
 cleanup_keep "$ROOT/$venv"
-for f in dist/paddlepaddle-*.whl; do [[ $f == "$out" ]] || rm -f -- "$f"; done
+for f in dist/paddlepaddle*.whl; do [[ $f == "$out" ]] || rm -f -- "$f"; done
 for d in .venvs/*; do [[ $d == "$venv" ]] || rm -rf -- "$d"; done
 
 echo "built $out ($(du -h "$out" | cut -f1)) in ${SECONDS}s"

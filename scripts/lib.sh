@@ -67,16 +67,17 @@ EOF
 }
 
 # base_wheel_get [PATH] -> BASE_WHEEL, BASE_SHA. PATH (or $PADDLE_BASE_WHEEL), else
-# .cache/base/<file> if its hash matches base.pin, else pip download into the cache.
+# pip download $PADDLE_BASE_REQ (e.g. a GPU build; not cached), else .cache/base/<file>
+# if its hash matches base.pin, else pip download base.pin's requirement into the cache.
 base_wheel_get() {
-    local given=${1:-${PADDLE_BASE_WHEEL:-}} cache=$ROOT/.cache/base line tmp f
+    local given=${1:-${PADDLE_BASE_WHEEL:-}} req=${PADDLE_BASE_REQ:-} cache=$ROOT/.cache/base line tmp f
     if [[ -n $given ]]; then
         [[ -f $given ]] || die "base wheel not found: $given"
         BASE_WHEEL=$(realpath "$given")
         base_wheel_verify "$BASE_WHEEL"
         return
     fi
-    for line in "${PIN_SHAS[@]}"; do
+    [[ -n $req ]] || for line in "${PIN_SHAS[@]}"; do
         f=$cache/${line#* }
         [[ -f $f ]] || continue
         if [[ $(sha256_of "$f") == "${line%% *}" ]]; then
@@ -89,12 +90,13 @@ base_wheel_get() {
     mkdir -p "$cache"
     tmp=$(mktemp -d "$cache/.download.XXXXXX")
     cleanup_add "$tmp"
-    echo "downloading $PIN_REQ ..."
-    python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "$PIN_REQ" >&2 ||
-        die "cannot download $PIN_REQ from the package index (or pass --base-wheel PATH)"
+    echo "downloading ${req:-$PIN_REQ} ..."
+    python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "${req:-$PIN_REQ}" >&2 ||
+        die "cannot download ${req:-$PIN_REQ} from the package index (or pass --base-wheel PATH)"
     f=$(find "$tmp" -maxdepth 1 -name '*.whl' -print -quit)
-    [[ -n $f ]] || die "pip download of $PIN_REQ produced no wheel"
+    [[ -n $f ]] || die "pip download of ${req:-$PIN_REQ} produced no wheel"
     base_wheel_verify "$f"
+    if [[ -n $req ]]; then BASE_WHEEL=$f; return; fi  # removed on exit
     mv -f "$f" "$cache/"
     BASE_WHEEL=$cache/$(basename "$f")
 }

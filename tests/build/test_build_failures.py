@@ -100,6 +100,7 @@ def build_env(**extra):
             "PYTHONHOME",
             "VIRTUAL_ENV",
             "PADDLE_BASE_WHEEL",
+            "PADDLE_BASE_REQ",
             "PATCHES_DIR",
             "PADDLE_DEV_TREE",
         )
@@ -486,6 +487,22 @@ def test_no_network(prior_build, tmp_path):
     finally:
         os.replace(away, cached)
     assert_up_to_date(repo)  # fixed: the wheel is back in the cache
+
+
+def test_base_req_skips_the_cache(prior_build, tmp_path):
+    """--base-req REQ (e.g. a GPU build) downloads REQ, never the cached pinned wheel."""
+    repo = prior_build
+    before = snapshot(repo)
+    r = run_build(
+        repo,
+        "--base-req",
+        "paddlepaddle-gpu==3.3.1",
+        env=no_network_env(tmp_path / "pip-cache"),
+    )
+    assert_failed_cleanly(
+        repo, r, before, "cannot download paddlepaddle-gpu==3.3.1"
+    )
+    assert_up_to_date(repo)
 
 
 def break_patch(patch):
