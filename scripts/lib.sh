@@ -7,7 +7,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 die() { echo "error: $*" >&2; exit 1; }
 
-# Paths removed when the script exits (also on INT/TERM) unless cleanup_keep'd.
+# Paths removed when the script exits (also on INT/TERM) unless cleanup_keep'd;
+# first the script's own on_exit function runs, if it defines one.
 _CLEANUP=()
 cleanup_add() { _CLEANUP+=("$@"); }
 cleanup_keep() {
@@ -17,6 +18,7 @@ cleanup_keep() {
 }
 _cleanup() {
     local rc=$?
+    if declare -F on_exit >/dev/null; then on_exit || ((rc)) || rc=1; fi
     if ((${#_CLEANUP[@]})); then rm -rf -- "${_CLEANUP[@]}"; fi
     exit "$rc"
 }
