@@ -59,8 +59,9 @@ daemon_start() {
     [[ -x /usr/sbin/dockerd ]] || apt_install docker.io
     mkdir -p "$state"
     for d in "${host_dirs[@]}"; do [[ -e $d ]] || made_dirs+=("$d"); done
-    # Its own config, not /etc/docker/daemon.json, and its key not in /etc/docker.
-    printf '{"deprecated-key-path": "%s"}\n' "$state/key.json" >"$state/daemon.json"
+    # Its own config, not /etc/docker/daemon.json, its key not in /etc/docker, a bounded build cache.
+    printf '{"deprecated-key-path": "%s", "builder": {"gc": {"enabled": true, "defaultKeepStorage": "%s"}}}\n' \
+        "$state/key.json" 4GB >"$state/daemon.json"
     own_daemon=1
     # No bridge, iptables or ip_forward changes on the host: builds and runs use --network host|none.
     /usr/sbin/dockerd --config-file "$state/daemon.json" --data-root "$state/data" \
@@ -123,6 +124,7 @@ done
 
 "$DOCKER" build --progress plain --network host -f "$dockerfile" -t "$image" . ||
     die "docker build -f $dockerfile failed"
+[[ -z $own_daemon ]] || "$DOCKER" image prune -f >/dev/null  # earlier builds' images, in our daemon only
 gpus=()
 [[ $flavour == cpu ]] || gpus=(--gpus all)
 rc=0
