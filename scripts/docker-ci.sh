@@ -30,14 +30,14 @@ apt_install() {
 # Our own daemon: started here, stopped on exit; a leftover of a killed run is stopped first.
 locked='' own_daemon='' made_dirs=()
 host_dirs=(/run/runc /run/containerd/s /run/containerd /run/docker/plugins /run/docker)
-stop_pidfile() {  # stop_pidfile FILE NAME: TERM (then KILL) the process if it is NAME
+stop_pidfile() {  # stop_pidfile FILE NAME: TERM (then KILL) the process if it is NAME; 1 if none
     local pid i
-    pid=$(cat "$1" 2>/dev/null) || return 0
-    [[ $pid =~ ^[0-9]+$ && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]] || return 0
+    pid=$(cat "$1" 2>/dev/null) || return 1
+    [[ $pid =~ ^[0-9]+$ && $(cat "/proc/$pid/comm" 2>/dev/null) == "$2" ]] || return 1
     kill "$pid" 2>/dev/null || return 0
     for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || return 0; sleep 1; done
     echo "docker-ci: $2 ($pid) ignored SIGTERM for 30 s; killing it" >&2
-    kill -9 "$pid"
+    kill -9 "$pid" 2>/dev/null || true
 }
 state_clean() {  # mounts and run-time files under $state (debootstrap's, our daemon's)
     local m
@@ -48,8 +48,9 @@ state_clean() {  # mounts and run-time files under $state (debootstrap's, our da
 }
 daemon_stop() {
     local d
-    stop_pidfile "$state/dockerd.pid" dockerd
-    stop_pidfile "$state/exec/containerd/containerd.pid" containerd
+    # A killed run's daemon: the run-time dirs are its too (rmdir leaves any in use).
+    if stop_pidfile "$state/dockerd.pid" dockerd && [[ -z $own_daemon ]]; then made_dirs=("${host_dirs[@]}"); fi
+    stop_pidfile "$state/exec/containerd/containerd.pid" containerd || true
     state_clean
     for d in "${made_dirs[@]}"; do rmdir -- "$d" 2>/dev/null || true; done
 }
