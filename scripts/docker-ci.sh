@@ -60,9 +60,8 @@ daemon_start() {
     [[ -x /usr/sbin/dockerd ]] || apt_install docker.io
     mkdir -p "$state"
     for d in "${host_dirs[@]}"; do [[ -e $d ]] || made_dirs+=("$d"); done
-    # Its own config, not /etc/docker/daemon.json, its key not in /etc/docker, a bounded build cache.
-    printf '{"deprecated-key-path": "%s", "builder": {"gc": {"enabled": true, "defaultKeepStorage": "%s"}}}\n' \
-        "$state/key.json" 4GB >"$state/daemon.json"
+    # Its own config, not /etc/docker/daemon.json, and its key not in /etc/docker.
+    printf '{"deprecated-key-path": "%s"}\n' "$state/key.json" >"$state/daemon.json"
     own_daemon=1
     # No bridge, iptables or ip_forward changes on the host: builds and runs use --network host|none.
     /usr/sbin/dockerd --config-file "$state/daemon.json" --data-root "$state/data" \
@@ -125,7 +124,10 @@ done
 
 "$DOCKER" build --progress plain --network host -f "$dockerfile" -t "$image" . ||
     die "docker build -f $dockerfile failed"
-[[ -z $own_daemon ]] || "$DOCKER" image prune -f >/dev/null  # earlier builds' images, in our daemon only
+if [[ -n $own_daemon ]]; then  # earlier builds' images and cache, in our daemon only
+    "$DOCKER" image prune -f >/dev/null && "$DOCKER" builder prune -f --keep-storage 4GB >/dev/null ||
+        echo "docker-ci: warning: pruning old images and build cache failed" >&2
+fi
 gpus=()
 [[ $flavour == cpu ]] || gpus=(--gpus all)
 rc=0
