@@ -484,6 +484,25 @@ def test_hook_inside_branch_on_value_defined_outside_raises():
         run_to_static(f, random_inputs([4]))
 
 
+def test_hook_inside_branch_on_value_hooked_before_the_if_raises():
+    # Found by the fuzzer: the value's existing hook op skipped the check,
+    # and the hook applied whichever branch ran.
+    def f(x):
+        t = x * 2
+        t.register_hook(lambda g: g + 1.0).remove()
+        if x.mean() > 0:
+            t.register_hook(lambda g: g * 3.0)
+            r = t * 2.0
+        else:
+            r = t * 0.5
+        return r
+
+    (x,) = random_inputs([4])
+    for sign in (1.0, -1.0):
+        with pytest.raises(NotImplementedError, match="fire only when"):
+            run_to_static(f, [np.abs(x) * sign])
+
+
 def test_hook_in_python_loop_body_matches_eager(static_runner):
     def f(x):
         y = x
