@@ -104,6 +104,7 @@ class Generator:
         self.counter = 0
         self.handles = []  # names of live hook handles
         self.hook_reads = None  # the tensor the last hook_expr reads
+        self.if_planned = False  # the program gets a tensor-dependent `if`
         self.expect_error = {}
         self.has_if = False
         self.pylayers = []
@@ -276,8 +277,13 @@ class Generator:
             return self.r.choice(
                 ["lambda g: paddle.tanh(g)", "lambda g: g.tanh()"]
             )
-        if kind == "plus":
+        if kind == "plus" and not self.if_planned:
+            # Not with a tensor `if` (README gap): a value used only in the
+            # branch not taken gets a zero gradient in a static graph, and
+            # this hook changes it, where eager runs no hook.
             return "lambda g: g + 1.0"
+        if kind == "plus":
+            return "lambda g: g * 1.0"
         if kind == "partial":
             return f"functools.partial(scale_hook, c={self.const()})"
         if kind == "def":
@@ -484,7 +490,10 @@ class Generator:
                 body.append(f"{indent}{name} = {a.name}[{', '.join(idx)}]")
                 out = list(shape)
                 out[ax] = hi - lo
-                return [Val(name, tuple(out), nograd)]
+                # Eager returns the tensor itself for a full slice: a full
+                # slice of a PyLayer output is that output (not hookable).
+                full = lo == 0 and hi == d
+                return [Val(name, tuple(out), nograd, a.hookable or not full)]
         if kind == "pylayer":
             if not self.pylayers or (
                 len(self.pylayers) < 3 and r.random() < 0.5
@@ -614,6 +623,7 @@ class Generator:
         body = []
         n_ops = r.randint(4, 14)
         if_at = r.randrange(n_ops) if r.random() < 0.2 else None
+        self.if_planned = if_at is not None
         self.maybe_hooks(body, "    ", vals, vals, prob=0.3)
         for i in range(n_ops):
             if i == if_at:
