@@ -539,7 +539,7 @@ class NonTensorGrad(PyLayer):
         return 2.0
 
 
-@pytest.mark.parametrize(
+RULE_VIOLATIONS = pytest.mark.parametrize(
     "layer, match",
     [
         (TooManyGrads, "number of"),
@@ -549,7 +549,9 @@ class NonTensorGrad(PyLayer):
     ],
     ids=["count", "shape", "non_tensor", "stop_gradient_input"],
 )
-def test_rule_violation_errors(static_runner, layer, match):
+
+
+def _violating_fn(layer):
     if layer is GradForStopGradientInput:
 
         def fn(x):
@@ -560,11 +562,23 @@ def test_rule_violation_errors(static_runner, layer, match):
         def fn(x):
             return layer.apply(x)
 
+    return fn
+
+
+@RULE_VIOLATIONS
+def test_rule_violation_errors(static_runner, layer, match):
+    fn = _violating_fn(layer)
     if layer is not WrongShape:  # eager does not check the shape
         with pytest.raises(ValueError, match=match):
             run_eager(fn, random_inputs([2, 3]))
     with pytest.raises((ValueError, TypeError), match=match):
         static_runner(fn, random_inputs([2, 3]))
+
+
+@RULE_VIOLATIONS
+def test_rule_violation_errors_in_sot(layer, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        run_to_static(_violating_fn(layer), random_inputs([2, 3]), False)
 
 
 # --- hooks --------------------------------------------------------------------
