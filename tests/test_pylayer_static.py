@@ -581,6 +581,40 @@ def test_rule_violation_errors_in_sot(layer, match):
         run_to_static(_violating_fn(layer), random_inputs([2, 3]), False)
 
 
+class NoneForMiddle(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b, c):
+        ctx.save_for_backward(c)
+        return paddle.sin(paddle.sin(b)) * 1.5
+
+    @staticmethod
+    def backward(ctx, d):
+        (c,) = ctx.saved_tensor()
+        return d, None, d * c
+
+
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_backward_returns_none_for_an_input_also_used_in_an_if(full_graph):
+    # Found by the fuzzer: the `if`'s backward yielded the None gradient of
+    # `z` (`cf_yield(): incompatible function arguments`).
+    def fn(y, z):
+        v = z - z
+        if y.mean() > 0:
+            r = v * z * -1.5
+        else:
+            r = v / (paddle.square(v) + 1.0) * 2.0
+        return paddle.tanh(NoneForMiddle.apply(r, z, v))
+
+    # The `else` branch: with the `if` branch taken, AST hits the stock bug
+    # of tests/fuzz/repros/stock_pylayer_output_in_if_no_memory.py.
+    y, z = random_inputs([3], [1, 3])
+    assert_same_as_eager(
+        fn,
+        [-np.abs(y), z],
+        lambda f, a: run_to_static(f, a, full_graph=full_graph),
+    )
+
+
 # --- hooks --------------------------------------------------------------------
 
 

@@ -83,9 +83,7 @@ class TestPyLayerSavedValuesMergedByCSE(unittest.TestCase):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         static_fn(x)
         _, layer = static_fn.get_concrete_program(x)
-        pushed = list(
-            tuple_push_operands(layer.train_program.forward_program)
-        )
+        pushed = list(tuple_push_operands(layer.train_program.forward_program))
         self.assertTrue(pushed)
         for values in pushed:
             for i, v in enumerate(values):
