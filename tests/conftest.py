@@ -6,6 +6,7 @@ numpy arrays, ``grads`` holding the gradient of every input (None when it
 gets none). Eager Paddle is the reference for the others.
 """
 
+import ctypes
 import os
 
 os.environ.setdefault("FLAGS_enable_pir_api", "1")
@@ -138,3 +139,9 @@ def compiled_programs():
     """The programs compiled by the last ``to_static`` call."""
     infos = InfoCollector().get_info_dict(InfoType.STEP_INFO)
     return [i.graph for i in infos.get("SubGraphInfo", [])]
+
+
+def c_stdio_flush():
+    """The print op writes with C++ streams: flush C stdio before reading capfd
+    (the output is block-buffered unless PYTHONUNBUFFERED is set)."""
+    ctypes.CDLL(None).fflush(None)

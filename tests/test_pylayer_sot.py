@@ -13,17 +13,17 @@ import os
 import numpy as np
 import paddle
 import pytest
-from paddle.autograd import PyLayer
-from paddle.jit.sot.utils.info_collector import InfoCollector
-
 from conftest import (
     assert_same_as_eager,
+    c_stdio_flush,
     compiled_programs,
     graph_breaks,
     random_inputs,
     run_eager,
     run_to_static,
 )
+from paddle.autograd import PyLayer
+from paddle.jit.sot.utils.info_collector import InfoCollector
 
 PYLAYER_OP = '"pd_op.pylayer"'
 
@@ -730,10 +730,12 @@ def test_print_of_a_tensor_in_forward_and_backward_prints_at_every_call(
         return Printing.apply(x) + 1
 
     f = paddle.jit.to_static(fn, full_graph=full_graph)
+    c_stdio_flush()
     capfd.readouterr()
     for _ in range(3):
         x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
         f(x).sum().backward()
+    c_stdio_flush()
     out = capfd.readouterr().out
     assert out.count("data: [1.000000 2.000000]") == 3  # forward's `a`
     assert out.count("data: [1.000000 1.000000]") == 3  # backward's `d`

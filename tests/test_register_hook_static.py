@@ -6,7 +6,6 @@ static path: ``to_static(full_graph=True)`` (AST), and a plain
 with ``paddle.static.append_backward``.
 """
 
-import ctypes
 import re
 
 import numpy as np
@@ -14,6 +13,7 @@ import paddle
 import pytest
 from conftest import (
     assert_same_as_eager,
+    c_stdio_flush,
     random_inputs,
     run_eager,
     run_static_program,
@@ -657,12 +657,6 @@ def test_hooks_are_freed_with_their_program():
     assert all(ref() is None for ref in payloads)
 
 
-def _c_stdio_flush():
-    """The print op writes with C++ streams: flush C stdio before reading capfd
-    (the output is block-buffered unless PYTHONUNBUFFERED is set)."""
-    ctypes.CDLL(None).fflush(None)
-
-
 def _printing_hook_function():
     def f(x):
         t = x * 3
@@ -678,7 +672,7 @@ def test_print_in_hook_prints_the_gradient_at_every_backward(capfd, full_graph):
     x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
     for run in range(3):
         f(x).sum().backward()
-    _c_stdio_flush()
+    c_stdio_flush()
     out, err = capfd.readouterr()
     printed = out + err
     # One print op in the backward program, run at each backward: 2 * t.
@@ -690,7 +684,7 @@ def test_print_in_hook_prints_at_every_run_of_a_static_program(capfd):
     f = _printing_hook_function()
     for run in range(2):
         run_static_program(f, [np.array([1.0, 2.0], "float32")])
-    _c_stdio_flush()
+    c_stdio_flush()
     out, err = capfd.readouterr()
     assert (out + err).count("hook sees") == 2
 
