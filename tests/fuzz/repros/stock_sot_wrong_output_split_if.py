@@ -1,209 +1,21 @@
-# Stock Paddle 3.3.1 SOT bug (not fixed here; no hook or PyLayer involved):
-# to_static(full_graph=False) returns a wrong *output* for this split/reshape
-# + tensor-if program (stock SOT too). Found by the fuzzer (seed s3, program 59).
-# Run: python tests/fuzz/repros/stock_sot_wrong_output_split_if.py
-import sys
-
-# ---- harness (tests/fuzz/harness.py) ----
-"""Runners and comparison for fuzz programs (also pasted into reproducers).
-
-A program module defines ``f``, ``INPUT_SHAPES`` and ``EXPECT_ERROR``.
-``check(ns, modes, input_seed)`` runs ``f`` eagerly (the reference) and in
-each mode (``ast``: ``to_static(full_graph=True)``, ``sot``:
-``to_static(full_graph=False)`` with ``MIN_GRAPH_SIZE=0``, ``static``: a plain
-``paddle.static`` program differentiated with ``paddle.static.gradients``)
-and returns ``{mode: (status, message)}``, status one of ``pass``,
-``mismatch``, ``error`` (unexpected exception), ``skip``.
+"""Stock Paddle 3.3.1 SOT bug (not fixed here; no hook or PyLayer involved):
+to_static(full_graph=False) returns a wrong *output* for this split/reshape
++ tensor-if program (stock SOT too). Found by the fuzzer (seed s3, program
+59), minimized. Run: python tests/fuzz/repros/stock_sot_wrong_output_split_if.py
+(exit status 1 = still fails; eager is the reference).
 """
 
 import os
+import sys
 
-os.environ.setdefault("FLAGS_enable_pir_api", "1")
-os.environ["MIN_GRAPH_SIZE"] = "0"
-os.environ.setdefault("GLOG_minloglevel", "2")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import traceback  # noqa: E402
-import warnings  # noqa: E402
-
-import numpy as np  # noqa: E402
 import paddle  # noqa: E402
+from harness import check  # noqa: E402
 
-warnings.filterwarnings("ignore")
-
-RTOL = 1e-9
-ATOL = 1e-12
-
-
-def make_inputs(shapes, seed):
-    rng = np.random.default_rng(seed)
-    return [rng.standard_normal(s).astype("float64") for s in shapes]
-
-
-def _cotangent(shape):
-    return np.random.default_rng(1234).standard_normal(shape).astype("float64")
-
-
-def _grad_or_none(t):
-    return None if t.grad is None else t.grad.numpy()
-
-
-def run_eager(fn, inputs):
-    xs = [paddle.to_tensor(a, stop_gradient=False) for a in inputs]
-    out = fn(*xs)
-    cot = paddle.to_tensor(_cotangent(out.shape))
-    (out * cot).sum().backward()
-    return out.numpy(), [_grad_or_none(x) for x in xs]
-
-
-def run_ast(fn, inputs):
-    return run_eager(paddle.jit.to_static(fn, full_graph=True), inputs)
-
-
-def run_sot(fn, inputs):
-    return run_eager(paddle.jit.to_static(fn, full_graph=False), inputs)
-
-
-def run_static(fn, inputs):
-    paddle.enable_static()
-    try:
-        main, startup = paddle.static.Program(), paddle.static.Program()
-        with paddle.static.program_guard(main, startup):
-            xs = []
-            for i, a in enumerate(inputs):
-                x = paddle.static.data(f"x{i}", list(a.shape), str(a.dtype))
-                x.stop_gradient = False
-                xs.append(x)
-            out = fn(*xs)
-            cot = paddle.static.data("cot", list(out.shape), "float64")
-            loss = (out * cot).sum()
-            grads = paddle.static.gradients([loss], xs)
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        exe.run(startup)
-        feed = {f"x{i}": a for i, a in enumerate(inputs)}
-        feed["cot"] = _cotangent(tuple(out.shape))
-        fetch = [out] + [g for g in grads if g is not None]
-        res = exe.run(main, feed=feed, fetch_list=fetch)
-        it = iter(res[1:])
-        return res[0], [None if g is None else next(it) for g in grads]
-    finally:
-        paddle.disable_static()
-
-
-RUNNERS = {"ast": run_ast, "sot": run_sot, "static": run_static}
-
-
-def compare(ref, got, mode, has_if=False):
-    """None when ``got`` matches ``ref``, else a description."""
-    (want_out, want_grads), (got_out, got_grads) = ref, got
-    want_out, got_out = np.asarray(want_out), np.asarray(got_out)
-    if want_out.shape != got_out.shape:
-        return f"output shape {got_out.shape} != eager {want_out.shape}"
-    if not np.allclose(got_out, want_out, rtol=RTOL, atol=ATOL):
-        return f"output differs: max abs diff {np.abs(got_out - want_out).max():.3e}"
-    if len(got_grads) != len(want_grads):
-        return "number of gradients differs"
-    for i, (g, w) in enumerate(zip(got_grads, want_grads)):
-        if w is None and g is None:
-            continue
-        if w is None:
-            if has_if and not np.any(g):
-                # An input used only in the branch not taken: eager gives it
-                # no gradient, a static graph zeros (both branches are in it).
-                continue
-            return (
-                f"grad of x{i}: eager None, got {np.asarray(g).ravel()[:4]}..."
-            )
-        if g is None:
-            return (
-                f"grad of x{i}: got None, eager {np.asarray(w).ravel()[:4]}..."
-            )
-        g, w = np.asarray(g), np.asarray(w)
-        if g.shape != w.shape:
-            return f"grad of x{i}: shape {g.shape} != eager {w.shape}"
-        if not np.allclose(g, w, rtol=RTOL, atol=ATOL):
-            return (
-                f"grad of x{i} differs: max abs diff {np.abs(g - w).max():.3e}"
-                f" (eager {w.ravel()[:3]}, got {g.ravel()[:3]})"
-            )
-    return None
-
-
-# Stock 3.3.1 bugs that raise (never a wrong gradient) and are not fixed by
-# the patch set: reported as "known", not as failures (README, upstream
-# bugs; reproducers in repros/). (modes, substrings of the error, reproducer)
-KNOWN_UPSTREAM_ERRORS = [
-    (
-        ("ast",),
-        ("Tensor holds no memory", "pd_op.if"),
-        "repros/stock_pylayer_output_in_if_no_memory.py",
-    ),
-]
-
-
-def _known_upstream_error(mode, e):
-    text = str(e)
-    for modes, parts, repro in KNOWN_UPSTREAM_ERRORS:
-        if mode in modes and all(p in text for p in parts):
-            return repro
-    return None
-
-
-def _exc(e):
-    return f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"[
-        :300
-    ]
-
-
-def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
-    """Run ``ns['f']`` eagerly and in ``modes``; ``{mode: (status, msg)}``.
-
-    ``eager`` is reported as ``error`` when the reference itself fails
-    (a fuzzer bug)."""
-    f = ns["f"]
-    expect = ns.get("EXPECT_ERROR", {})
-    inputs = make_inputs(ns["INPUT_SHAPES"], input_seed)
-    res = {}
-    try:
-        ref = run_eager(f, inputs)
-    except Exception as e:  # noqa: BLE001
-        if verbose:
-            traceback.print_exc()
-        return {"eager": ("error", _exc(e))}
-    for mode in modes:
-        if mode == "static" and ns.get("HAS_IF"):
-            res[mode] = ("skip", "tensor-dependent if")
-            continue
-        if on_mode:
-            on_mode(mode)
-        want_exc = expect.get(mode)
-        try:
-            got = RUNNERS[mode](f, inputs)
-        except Exception as e:  # noqa: BLE001
-            if verbose:
-                traceback.print_exc()
-            if want_exc and type(e).__name__ == want_exc:
-                res[mode] = ("pass", f"expected {want_exc}")
-            elif repro := _known_upstream_error(mode, e):
-                res[mode] = ("known", f"known upstream bug: {repro}")
-            else:
-                res[mode] = ("error", _exc(e))
-            continue
-        if want_exc:
-            res[mode] = ("error", f"expected {want_exc}, got no error")
-            continue
-        msg = compare(ref, got, mode, bool(ns.get("HAS_IF")))
-        res[mode] = ("pass", "") if msg is None else ("mismatch", msg)
-    return res
-
-
-# ---- program ----
-# fuzz program, seed='s3-59'
-import functools
-import paddle
-from paddle.autograd import PyLayer
 INPUT_SHAPES = [[2], [1, 2]]
-EXPECT_ERROR = {}
 HAS_IF = True
+
 
 def f(x0, x1):
     v3, v4 = paddle.split(x1, 2, axis=1)
@@ -219,7 +31,7 @@ def f(x0, x1):
     return out
 
 
-if __name__ == '__main__':
-    res = check(globals(), ['sot'], input_seed=1466934592, verbose=True)
+if __name__ == "__main__":
+    res = check(globals(), ["sot"], input_seed=1466934592, verbose=True)
     print(res)
-    sys.exit(0 if res.get('sot', ('',))[0] in ('pass', 'skip') else 1)
+    sys.exit(0 if res["sot"][0] in ("pass", "skip") else 1)
