@@ -345,6 +345,60 @@ def test_one_output_unused(static_runner):
     assert_same_as_eager(fn, random_inputs([2, 3], [2, 3]), static_runner)
 
 
+def test_hook_on_output_without_gradient_is_not_called(static_runner):
+    # Eager called it with None (TypeError in the hook); a hook on a tensor
+    # that gets no gradient is not called.
+    def fn(x, y):
+        a, b = TwoInTwoOut.apply(x, y)
+        b.register_hook(lambda g: g * 3.0)
+        return a
+
+    assert_same_as_eager(fn, random_inputs([2, 3], [2, 3]), static_runner)
+
+
+class DetachedForward(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return x.detach() * 2.0
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 3.0
+
+
+def test_output_computed_from_a_detached_input_is_differentiable(
+    static_runner,
+):
+    # Eager: a PyLayer output is differentiable when an input is; its
+    # gradient comes from `backward`, not from the forward ops. The static
+    # output was stop_gradient and `backward` never ran.
+    def fn(x):
+        return DetachedForward.apply(x) * x
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
+def test_output_computed_from_a_non_differentiable_output_is_differentiable(
+    static_runner,
+):
+    # Fuzzer s4-169: an output computed from a nested PyLayer's output
+    # marked non-differentiable.
+    class Outer(PyLayer):
+        @staticmethod
+        def forward(ctx, x):
+            n = NonDiff.apply(x)[1]
+            return paddle.exp(n)
+
+        @staticmethod
+        def backward(ctx, d):
+            return d * 0.5
+
+    def fn(x):
+        return Outer.apply(x) + x
+
+    assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
+
+
 def test_backward_returns_none(static_runner):
     # Eager leaves `y.grad` None; so do the static paths (to_static gave
     # zeros to an input without gradient in stock 3.3.1).

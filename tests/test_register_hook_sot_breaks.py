@@ -172,3 +172,17 @@ def test_hook_in_a_branch_on_a_value_used_before_the_if_raises():
     (x,) = random_inputs([4])
     with pytest.raises(Exception, match=ERROR):
         run_sot(f, [np.abs(x)])
+
+
+def test_hooks_before_and_after_a_break_on_an_unused_tensor_run_in_order():
+    # Fuzzer s3-1549: the hook before the break ran in the backward of the
+    # graph before the break, so after the one registered after it.
+    def f(x):
+        t = x * 2.0
+        t.register_hook(lambda g: g * 0.25)
+        print(t.numpy())
+        t.register_hook(lambda g: paddle.sin(g))
+        return t.mean() + x.sum()
+
+    assert_same_as_eager(f, random_inputs([2, 3]), run_sot)
+    assert len(graph_breaks()) >= 1

@@ -104,7 +104,6 @@ class Generator:
         self.counter = 0
         self.handles = []  # names of live hook handles
         self.hook_reads = None  # the tensor the last hook_expr reads
-        self.if_planned = False  # the program gets a tensor-dependent `if`
         self.expect_error = {}
         self.has_if = False
         self.pylayers = []
@@ -277,13 +276,8 @@ class Generator:
             return self.r.choice(
                 ["lambda g: paddle.tanh(g)", "lambda g: g.tanh()"]
             )
-        if kind == "plus" and not self.if_planned:
-            # Not with a tensor `if` (README gap): a value used only in the
-            # branch not taken gets a zero gradient in a static graph, and
-            # this hook changes it, where eager runs no hook.
-            return "lambda g: g + 1.0"
         if kind == "plus":
-            return "lambda g: g * 1.0"
+            return "lambda g: g + 1.0"
         if kind == "partial":
             return f"functools.partial(scale_hook, c={self.const()})"
         if kind == "def":
@@ -623,7 +617,6 @@ class Generator:
         body = []
         n_ops = r.randint(4, 14)
         if_at = r.randrange(n_ops) if r.random() < 0.2 else None
-        self.if_planned = if_at is not None
         self.maybe_hooks(body, "    ", vals, vals, prob=0.3)
         for i in range(n_ops):
             if i == if_at:

@@ -8,7 +8,9 @@ to_static(full_graph=False) returns a wrong *output* for this split/reshape
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)
 
 import paddle  # noqa: E402
 from harness import check  # noqa: E402

@@ -108,5 +108,6 @@ class TestManyTracedIfPrograms(unittest.TestCase):
             for u, v in zip(first, second):
                 self.assertTrue(u.is_same(v))
 
+
 if __name__ == '__main__':
     unittest.main()

@@ -1,0 +1,82 @@
+# Copyright (c) 2026 PaddlePaddle Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+import unittest
+
+import numpy as np
+
+import paddle
+
+
+def used_in_branch(x):
+    t = x * 2.0
+    t.register_hook(lambda g: g + 1.0)
+    if x.mean() > 0:
+        y = paddle.tanh(t)
+    else:
+        y = x * 3.0
+    return y
+
+
+class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
+    """A hook on a value used only in an `if` branch runs only when that
+    branch ran, as in eager (it ran on the zeros the `if` gave)."""
+
+    def grad(self, fn, x):
+        x = paddle.to_tensor(x, stop_gradient=False)
+        fn(x).sum().backward()
+        return x.grad.numpy()
+
+    def test_ast(self):
+        x = np.abs(np.random.default_rng(41).standard_normal([4]))
+        static_fn = paddle.jit.to_static(used_in_branch, full_graph=True)
+        for sign in (1.0, -1.0):
+            np.testing.assert_allclose(
+                self.grad(static_fn, x * sign),
+                self.grad(used_in_branch, x * sign),
+                rtol=1e-12,
+            )
+
+    def static_cond_grad(self, x):
+        paddle.enable_static()
+        try:
+            main = paddle.static.Program()
+            with paddle.static.program_guard(main):
+                xv = paddle.static.data('x', [4], 'float64')
+                xv.stop_gradient = False
+                t = xv * 2.0
+                t.register_hook(lambda g: g + 1.0)
+                y = paddle.static.nn.cond(
+                    xv.mean() > 0,
+                    lambda: paddle.tanh(t),
+                    lambda: xv * 3.0,
+                )
+                (gx,) = paddle.static.gradients([y.sum()], [xv])
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            (got,) = exe.run(main, feed={'x': x}, fetch_list=[gx])
+            return got
+        finally:
+            paddle.disable_static()
+
+    def test_static_cond(self):
+        x = np.abs(np.random.default_rng(41).standard_normal([4]))
+        for sign in (1.0, -1.0):
+            np.testing.assert_allclose(
+                self.static_cond_grad(x * sign),
+                self.grad(used_in_branch, x * sign),
+                rtol=1e-12,
+            )
+
+
+if __name__ == '__main__':
+    unittest.main()
