@@ -399,6 +399,24 @@ def test_output_computed_from_a_non_differentiable_output_is_differentiable(
     assert_same_as_eager(fn, random_inputs([2, 3]), static_runner)
 
 
+class OnlyReturnsNone(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, d):
+        return None
+
+
+def test_backward_whose_body_is_only_return_none(static_runner):
+    # Fuzzer s4-2542: AST turned the body into nothing (IndentationError).
+    def fn(x, y):
+        return OnlyReturnsNone.apply(x) + y
+
+    assert_same_as_eager(fn, random_inputs([2, 3], [2, 3]), static_runner)
+
+
 def test_backward_returns_none(static_runner):
     # Eager leaves `y.grad` None; so do the static paths (to_static gave
     # zeros to an input without gradient in stock 3.3.1).

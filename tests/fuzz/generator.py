@@ -17,7 +17,9 @@ differences by design:
 - hooks inside a ``while`` loop.
 A hook registered inside an ``if`` branch on a value defined outside it is a
 clear error by design in AST mode: it is generated rarely, and then
-``EXPECT_ERROR = {"ast": "NotImplementedError"}``.
+``EXPECT_ERROR = {"ast": "NotImplementedError"}``. A ``g + 1`` hook
+registered before a tensor-dependent ``if`` hits a README gap under SOT:
+such programs get ``SKIP_MODES = {"sot": reason}`` (reported as skipped).
 """
 
 from __future__ import annotations
@@ -47,6 +49,14 @@ class Val:
     shape: tuple
     nograd: bool = False  # stop_gradient=True (non-differentiable)
     hookable: bool = True  # False for PyLayer outputs (eager ignores hooks)
+    input_alias: bool = False  # a full slice of an input: the input itself
+
+
+# README gap: under SOT, a value of the graph compiled before the `if` whose
+# uses all feed outputs that only the branch not taken uses gets zeros (the
+# graph's backward fills the outputs' missing gradients) where eager gives
+# no gradient, and a hook that changes zeros (`g + 1`) changes it.
+SOT_ZERO_GRAD_GAP = "README gap: g + 1 hook before a tensor if (SOT zeros)"
 
 
 def _numel(shape):
@@ -58,6 +68,12 @@ def _numel(shape):
 
 def _is_input(v):
     return v.name[0] == "x" and v.name[1:].isdigit()
+
+
+def _is_input_tensor(v):
+    """An input, or a full slice of one (eager and static graphs give the
+    input itself for it)."""
+    return _is_input(v) or v.input_alias
 
 
 def _bcast(a, b):
@@ -105,6 +121,8 @@ class Generator:
         self.handles = []  # names of live hook handles
         self.hook_reads = None  # the tensor the last hook_expr reads
         self.expect_error = {}
+        self.skip_modes = {}
+        self.if_ahead = False  # a tensor-dependent `if` comes later
         self.has_if = False
         self.pylayers = []
         self.module_lines = []
@@ -277,6 +295,8 @@ class Generator:
                 ["lambda g: paddle.tanh(g)", "lambda g: g.tanh()"]
             )
         if kind == "plus":
+            if self.if_ahead:
+                self.skip_modes["sot"] = SOT_ZERO_GRAD_GAP
             return "lambda g: g + 1.0"
         if kind == "partial":
             return f"functools.partial(scale_hook, c={self.const()})"
@@ -298,9 +318,9 @@ class Generator:
             self.hook_reads = None
             expr = self.hook_expr(v, visible)
             if (
-                _is_input(v)
+                _is_input_tensor(v)
                 and self.hook_reads
-                and not _is_input(self.hook_reads)
+                and not _is_input_tensor(self.hook_reads)
             ):
                 # README: a hook on a to_static input runs eagerly, where a
                 # tensor computed in the function does not exist (AST: clear
@@ -487,7 +507,15 @@ class Generator:
                 # Eager returns the tensor itself for a full slice: a full
                 # slice of a PyLayer output is that output (not hookable).
                 full = lo == 0 and hi == d
-                return [Val(name, tuple(out), nograd, a.hookable or not full)]
+                return [
+                    Val(
+                        name,
+                        tuple(out),
+                        nograd,
+                        a.hookable or not full,
+                        full and _is_input_tensor(a),
+                    )
+                ]
         if kind == "pylayer":
             if not self.pylayers or (
                 len(self.pylayers) < 3 and r.random() < 0.5
@@ -554,6 +582,7 @@ class Generator:
     def gen_if(self, vals, body):
         """A tensor-dependent ``if`` defining one value ``rN`` used later."""
         self.has_if = True
+        self.if_ahead = False
         cands = [v for v in vals if not v.nograd]
         a = self.r.choice(cands)
         shape = tuple(a.shape)
@@ -617,6 +646,7 @@ class Generator:
         body = []
         n_ops = r.randint(4, 14)
         if_at = r.randrange(n_ops) if r.random() < 0.2 else None
+        self.if_ahead = if_at is not None
         self.maybe_hooks(body, "    ", vals, vals, prob=0.3)
         for i in range(n_ops):
             if i == if_at:
@@ -665,6 +695,7 @@ class Generator:
             f"INPUT_SHAPES = {[list(s) for s in shapes]!r}",
             f"EXPECT_ERROR = {self.expect_error!r}",
             f"HAS_IF = {self.has_if!r}",
+            f"SKIP_MODES = {self.skip_modes!r}",
             "",
             "",
             "def scale_hook(g, c):",
