@@ -24,6 +24,7 @@ from conftest import (
 )
 from paddle.autograd import PyLayer
 from paddle.jit.sot.utils.info_collector import InfoCollector
+from test_pylayer_static import DetachedForward
 
 PYLAYER_OP = '"pd_op.pylayer"'
 
@@ -807,16 +808,6 @@ def test_backward_returns_none_gives_none_like_eager_and_native_ops():
     for fn, n_pylayers in ((with_pylayer, 1), (native, 0)):
         assert run_eager(fn, inputs)[1][1] is None
         assert_same_as_eager(fn, inputs, make_run_sot(n_pylayers))
-
-
-class DetachedForward(PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        return x.detach() * 2.0
-
-    @staticmethod
-    def backward(ctx, d):
-        return d * 3.0
 
 
 def test_output_computed_from_a_detached_input_is_differentiable():
