@@ -204,21 +204,37 @@ def test_hook_closure_over_an_argument():
     assert_same_as_eager(lambda x: f(x, 3.0), inputs, run_sot)
 
 
-def test_hook_capturing_a_tensor_breaks_the_graph_and_matches_eager():
-    # Not captured yet: the hook's ops would use a forward value in the
-    # backward program, which to_static's split_program does not support.
+def test_hook_capturing_a_tensor_is_captured_and_matches_eager():
+    # The hook's ops read the tensors in the backward program.
     def f(x, w):
+        m = paddle.exp(w)
         t = paddle.tanh(x)
-        t.register_hook(lambda g: g * w)
-        return t * w
+        u = t * x
+        t.register_hook(lambda g: g * w + m)
+        return u + t * w
 
     assert_same_as_eager(
         f,
         random_inputs([4], [4]),
         lambda fn, inputs: run_to_static(fn, inputs, False),
     )
+    assert graph_breaks() == []
+
+
+def test_hook_on_input_capturing_a_computed_tensor_breaks_the_graph():
+    # A hook on an input runs eagerly, where ``m`` does not exist.
+    def f(x):
+        m = paddle.exp(x)
+        x.register_hook(lambda g: g * m)
+        return paddle.tanh(x) * m
+
+    assert_same_as_eager(
+        f,
+        random_inputs([4]),
+        lambda fn, inputs: run_to_static(fn, inputs, False),
+    )
     assert len(graph_breaks()) == 1
-    assert "captures the tensor" in graph_breaks()[0]
+    assert "reads a tensor computed in the graph" in graph_breaks()[0]
 
 
 def test_hook_defined_with_def_inside_the_function():
@@ -565,7 +581,8 @@ def test_hook_in_an_inlined_call_before_a_graph_break():
 
 
 def test_closure_variable_rebound_to_a_tensor_falls_back_like_eager():
-    # Too late to break the graph at register_hook: the frame runs eagerly.
+    # Rebound to a tensor computed after register_hook, which the statement
+    # cannot read, and too late to break the graph: the frame runs eagerly.
     def f(x):
         t = x * 3
         s = 2.0
