@@ -622,6 +622,24 @@ def test_hook_on_value_used_in_a_nested_branch_runs_only_when_it_ran():
         assert_same_as_eager(f, [inputs[0] * 100.0], run_to_static)
 
 
+def test_hook_on_value_used_only_by_dead_code_of_a_branch_does_not_run():
+    # Fuzzer s6-2028: ``d`` is computed in the branch but reaches nothing,
+    # so eager gives ``t`` no gradient; the `if` gave it zeros.
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        if x.mean() > 0:
+            d = x - t
+            d.register_hook(lambda g: None)
+            y = x * 2.0
+        else:
+            y = x * 3.0
+        return y
+
+    for inputs in _both_signs(random_inputs([4])[0]):
+        assert_same_as_eager(f, inputs, run_to_static)
+
+
 def test_hook_on_value_used_in_both_branches_runs_either_way():
     def f(x):
         t = paddle.sin(x)

@@ -28,6 +28,17 @@ def used_in_branch(x):
     return y
 
 
+def used_by_dead_code_of_branch(x):
+    t = paddle.sin(x)
+    t.register_hook(lambda g: g + 1.0)
+    if x.mean() > 0:
+        d = x - t  # noqa: F841 (reaches nothing)
+        y = x * 2.0
+    else:
+        y = x * 3.0
+    return y
+
+
 class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
     """A hook on a value used only in an `if` branch runs only when that
     branch ran, as in eager (it ran on the zeros the `if` gave)."""
@@ -44,6 +55,17 @@ class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
             np.testing.assert_allclose(
                 self.grad(static_fn, x * sign),
                 self.grad(used_in_branch, x * sign),
+                rtol=1e-12,
+            )
+
+    def test_ast_dead_code(self):
+        x = np.abs(np.random.default_rng(41).standard_normal([4]))
+        fn = used_by_dead_code_of_branch
+        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        for sign in (1.0, -1.0):
+            np.testing.assert_allclose(
+                self.grad(static_fn, x * sign),
+                self.grad(fn, x * sign),
                 rtol=1e-12,
             )
 
