@@ -237,6 +237,23 @@ def test_hook_on_input_capturing_a_computed_tensor_breaks_the_graph():
     assert "reads a tensor computed in the graph" in graph_breaks()[0]
 
 
+def test_hook_on_full_slice_of_input_capturing_a_computed_tensor_matches_eager():
+    # Fuzzer s7-1321: ``x[0:2]`` is ``x`` itself once the program is built,
+    # so the hook is one on an input, which cannot read ``v``: the frame
+    # runs eagerly (it raised an InnerError).
+    def f(x):
+        s = x[0:2]
+        v = x * s
+        s.register_hook(lambda g: g * v)
+        return v + s
+
+    assert_same_as_eager(
+        f,
+        random_inputs([2, 1]),
+        lambda fn, inputs: run_to_static(fn, inputs, False),
+    )
+
+
 def test_hook_defined_with_def_inside_the_function():
     def f(x):
         offset = 0.5
