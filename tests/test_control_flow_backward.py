@@ -168,3 +168,59 @@ def test_nested_cond_in_static_program_gradients_match_eager():
             out, grads = run_static_program(nested_cond, a, use_append_backward)
             np.testing.assert_allclose(out, want_out, rtol=1e-12)
             np.testing.assert_allclose(grads[0], want_grads[0], rtol=1e-12)
+
+
+def branch_yields_outer_value_unchanged(x1, x2):
+    t = paddle.sin(x2)
+    if x1.mean() > 0:
+        r = t
+    else:
+        r = t * 3.0
+    return t * paddle.cos(x1) + r
+
+
+def test_value_a_branch_yields_unchanged_keeps_its_other_gradients():
+    # Fuzzer s8-252 (stock 3.3.1): the gradient of ``t * cos(x1)`` was
+    # dropped from ``t``'s when the branch returning ``t`` ran.
+    x1, x2 = random_inputs([3], [3])
+    for sign in (1.0, -1.0):
+        inputs = [np.abs(x1) * sign, x2]
+        assert_same_as_eager(
+            branch_yields_outer_value_unchanged, inputs, run_to_static
+        )
+
+
+def branch_yields_inner_value_also_used_in_it(x):
+    def true_fn():
+        a = paddle.sin(x)
+        return a, a * 2.0
+
+    def false_fn():
+        return x * 1.0, x * 3.0
+
+    o1, o2 = paddle.static.nn.cond(x.mean() > 0, true_fn, false_fn)
+    return o1 + o2
+
+
+def eager_branch_yields_inner_value_also_used_in_it(x):
+    if x.mean() > 0:
+        a = paddle.sin(x)
+        return a + a * 2.0
+    return x * 1.0 + x * 3.0
+
+
+def test_value_a_static_cond_branch_yields_and_uses_keeps_both_gradients():
+    (x,) = random_inputs([4])
+    for sign in (1.0, -1.0):
+        a = [np.abs(x) * sign]
+        want_out, want_grads = run_eager(
+            eager_branch_yields_inner_value_also_used_in_it, a
+        )
+        for use_append_backward in (False, True):
+            out, grads = run_static_program(
+                branch_yields_inner_value_also_used_in_it,
+                a,
+                use_append_backward,
+            )
+            np.testing.assert_allclose(out, want_out, rtol=1e-12)
+            np.testing.assert_allclose(grads[0], want_grads[0], rtol=1e-12)

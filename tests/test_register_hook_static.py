@@ -622,6 +622,250 @@ def test_hook_on_value_used_in_a_nested_branch_runs_only_when_it_ran():
         assert_same_as_eager(f, [inputs[0] * 100.0], run_to_static)
 
 
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_hook_on_value_used_in_inner_branch_with_condition_computed_in_outer(
+    full_graph,
+):
+    # The backward computes the inner condition again from the values it
+    # is computed from: it cannot read the one of the outer branch.
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        if x.mean() > 0:
+            s = paddle.exp(x).sum() * 0.5
+            if s > 100.0:
+                y = t * x
+            else:
+                y = x * 2.0
+        else:
+            y = x * 3.0
+        return y
+
+    runner = functools.partial(run_to_static, full_graph=full_graph)
+    for inputs in _both_signs(random_inputs([4])[0]):
+        assert_same_as_eager(f, inputs, runner)
+        assert_same_as_eager(f, [inputs[0] * 10.0], runner)
+
+
+def test_hook_on_value_in_static_cond_with_condition_computed_in_outer():
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+
+        def outer():
+            s = paddle.exp(x).sum() * 0.5
+            return paddle.static.nn.cond(
+                s > 100.0, lambda: t * x, lambda: x * 2.0
+            )
+
+        return paddle.static.nn.cond(x.mean() > 0, outer, lambda: x * 3.0)
+
+    def eager_f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        if x.mean() > 0:
+            return t * x if paddle.exp(x).sum() * 0.5 > 100.0 else x * 2.0
+        return x * 3.0
+
+    for a in _both_signs(random_inputs([4])[0]):
+        for a in (a, [a[0] * 10.0]):
+            want_out, want_grads = run_eager(eager_f, a)
+            for use_append_backward in (False, True):
+                got_out, got_grads = run_static_program(
+                    f, a, use_append_backward
+                )
+                np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+                np.testing.assert_allclose(
+                    got_grads[0], want_grads[0], rtol=1e-12
+                )
+
+
+def test_hook_on_value_a_branch_returns_unchanged_runs_when_it_ran():
+    # The branch's yield uses ``t`` itself: that use counts.
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        if x.mean() > 0:
+            y = t
+        else:
+            y = x * 3.0
+        return y
+
+    for inputs in _both_signs(random_inputs([4])[0]):
+        assert_same_as_eager(f, inputs, run_to_static)
+
+
+def test_hook_on_value_in_static_cond_branch_returning_it_runs_when_it_ran():
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        return paddle.static.nn.cond(x.mean() > 0, lambda: t, lambda: x * 3.0)
+
+    def eager_f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        return t if x.mean() > 0 else x * 3.0
+
+    for a in _both_signs(random_inputs([4])[0]):
+        want_out, want_grads = run_eager(eager_f, a)
+        for use_append_backward in (False, True):
+            got_out, got_grads = run_static_program(f, a, use_append_backward)
+            np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+            np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+
+
+def test_use_of_hooked_value_in_a_branch_only_for_a_condition_does_not_count():
+    # ``(t * x).sum() > 3`` gives ``t`` no gradient; only the inner branch
+    # differentiates through ``t``.
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        if x.mean() > 0:
+            if (t * x).sum() > 3.0:
+                y = t * x
+            else:
+                y = x * 2.0
+        else:
+            y = x * 3.0
+        return y
+
+    (x,) = random_inputs([4])
+    for scale in (0.1, -1.0, 10.0):
+        assert_same_as_eager(f, [np.abs(x) * scale], run_to_static)
+
+
+def _hook_on_if_result(x):
+    t = paddle.sin(x)
+    if x.mean() > 0:
+        r = t
+    else:
+        r = t * 2.0
+    r.register_hook(lambda g: g * g + 1.0)
+    return r * x
+
+
+def _hook_on_variable_assigned_in_one_branch(x):
+    h = paddle.sin(x)
+    if x.mean() > 0:
+        h = h * 2.0
+    h.register_hook(lambda g: g * g + 1.0)
+    return h * x
+
+
+def _hook_on_if_result_of_branch_value(x):
+    if x.mean() > 0:
+        b = paddle.sin(x)
+        r = b
+    else:
+        r = x * 3.0
+    r.register_hook(lambda g: g * g + 1.0)
+    return r * x
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        _hook_on_if_result,
+        _hook_on_variable_assigned_in_one_branch,
+        _hook_on_if_result_of_branch_value,
+    ],
+)
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+def test_hook_on_if_result_a_branch_returns_unchanged_matches_eager(
+    f, full_graph
+):
+    # When the branch returning ``t`` runs, eager hooks ``t`` itself: the
+    # same gradient, as ``t`` has no other use or hook.
+    runner = functools.partial(run_to_static, full_graph=full_graph)
+    for inputs in _both_signs(random_inputs([4])[0]):
+        assert_same_as_eager(f, inputs, runner)
+
+
+def _alias_with_other_use(x):
+    t = paddle.sin(x)
+    r = t if x.mean() > 0 else t * 2.0
+    r.register_hook(lambda g: g * g)
+    return r * x + t * 3.0
+
+
+def _alias_with_hook(x):
+    t = paddle.sin(x)
+    t.register_hook(lambda g: g * 3.0)
+    r = t if x.mean() > 0 else t * 2.0
+    r.register_hook(lambda g: g * g)
+    return r * x
+
+
+def _alias_of_output(x):
+    t = paddle.sin(x)
+    r = t if x.mean() > 0 else t * 2.0
+    r.register_hook(lambda g: g * g)
+    return r * x, t
+
+
+def _alias_of_input(x):
+    r = x if x.mean() > 0 else x * 2.0
+    r.register_hook(lambda g: g * g)
+    return r * 3.0
+
+
+def _alias_of_branch_value_with_hook(x):
+    if x.mean() > 0:
+        b = paddle.sin(x)
+        b.register_hook(lambda g: g + 1.0)
+        r = b
+    else:
+        r = x * 3.0
+    r.register_hook(lambda g: g * 2.0)
+    return r * x
+
+
+def _alias_of_branch_value_with_other_use(x):
+    if x.mean() > 0:
+        b = paddle.sin(x)
+        y = b * 2.0
+        r = b
+    else:
+        y = x * 1.0
+        r = x * 3.0
+    r.register_hook(lambda g: g * g)
+    return r * x + y
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        _alias_with_other_use,
+        _alias_with_hook,
+        _alias_of_output,
+        _alias_of_input,
+        _alias_of_branch_value_with_hook,
+        _alias_of_branch_value_with_other_use,
+    ],
+)
+def test_hook_on_if_result_aliasing_a_tensor_with_more_gradient_raises(f):
+    # Eager would give the hook ``t``'s total gradient when the branch
+    # returning ``t`` runs; the hook op sees only the `if` result's.
+    x = paddle.to_tensor(random_inputs([4])[0], stop_gradient=False)
+    static_f = paddle.jit.to_static(f, full_graph=True)
+    with pytest.raises(
+        NotImplementedError, match=r"(?s)returns unchanged.*`t \* 1`"
+    ):
+        out = static_f(x)
+        paddle.add_n([o.sum() for o in paddle.utils.flatten(out)]).backward()
+
+
+def test_hook_on_static_cond_result_aliasing_a_tensor_with_other_use_raises():
+    def f(x):
+        t = paddle.sin(x)
+        r = paddle.static.nn.cond(x.mean() > 0, lambda: t, lambda: t * 2.0)
+        r.register_hook(lambda g: g * g)
+        return r * x + t
+
+    with pytest.raises(NotImplementedError, match="returns unchanged"):
+        run_static_program(f, random_inputs([4]))
+
+
 def test_hook_on_value_used_only_by_dead_code_of_a_branch_does_not_run():
     # Fuzzer s6-2028: ``d`` is computed in the branch but reaches nothing,
     # so eager gives ``t`` no gradient; the `if` gave it zeros.
@@ -638,6 +882,38 @@ def test_hook_on_value_used_only_by_dead_code_of_a_branch_does_not_run():
 
     for inputs in _both_signs(random_inputs([4])[0]):
         assert_same_as_eager(f, inputs, run_to_static)
+
+
+def test_use_of_hooked_value_outside_the_branch_reaching_no_output_does_not_count():
+    # Fuzzer s8-458: ``m`` reaches no output, so only the `else` branch
+    # gives ``t`` a gradient; the hooks ran on zeros when it did not run.
+    def f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        m = t.mean(axis=0, keepdim=True)  # noqa: F841
+        if x.mean() > 0:
+            y = x * 2.0
+        else:
+            y = t * x
+        return y
+
+    def static_f(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        m = t.mean(axis=0, keepdim=True)  # noqa: F841
+        return paddle.static.nn.cond(
+            x.mean() > 0, lambda: x * 2.0, lambda: t * x
+        )
+
+    for inputs in _both_signs(random_inputs([4])[0]):
+        assert_same_as_eager(f, inputs, run_to_static)
+        want_out, want_grads = run_eager(f, inputs)
+        for use_append_backward in (False, True):
+            got_out, got_grads = run_static_program(
+                static_f, inputs, use_append_backward
+            )
+            np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+            np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
 
 
 def test_hook_on_value_used_in_both_branches_runs_either_way():

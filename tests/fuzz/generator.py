@@ -591,6 +591,9 @@ class Generator:
         cond_in = self.r.choice([v for v in vals if v.name.startswith("x")])
         body.append(f"    if {cond_in.name}.mean() > 0:")
         outer_hook = self.r.random() < 0.15
+        # a branch may return its last value unchanged (not ``a``: stock
+        # 3.3.1 then gives wrong gradients at run time, see the README)
+        unchanged = self.r.choice([None, None, None, 0, 1])
         saved_handles = self.handles
         for branch in range(2):
             if branch == 1:
@@ -621,9 +624,14 @@ class Generator:
                 )
                 self.expect_error["ast"] = "NotImplementedError"
             self.maybe_remove(body, ind, prob=0.6)
-            body.append(f"{ind}{rname} = {local[-1].name} * {self.const()}")
+            if unchanged == branch:
+                body.append(f"{ind}{rname} = {local[-1].name}")
+            else:
+                body.append(f"{ind}{rname} = {local[-1].name} * {self.const()}")
         self.handles = saved_handles
-        return [Val(rname, shape)]
+        # a hook on ``rN`` when it may be a hooked value is a clear error in
+        # AST (eager hooks that value itself): not generated
+        return [Val(rname, shape, hookable=unchanged is None)]
 
     # ------------------------------------------------------------- main
     def generate(self) -> Program:

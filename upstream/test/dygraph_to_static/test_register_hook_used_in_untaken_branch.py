@@ -39,6 +39,42 @@ def used_by_dead_code_of_branch(x):
     return y
 
 
+def returned_by_branch(x):
+    t = paddle.sin(x)
+    t.register_hook(lambda g: g + 1.0)
+    if x.mean() > 0:
+        y = t
+    else:
+        y = x * 3.0
+    return y
+
+
+def used_in_inner_branch(x):
+    # The inner condition is computed inside the outer branch; the second
+    # use of ``t`` only feeds it (no gradient).
+    t = paddle.sin(x)
+    t.register_hook(lambda g: g + 1.0)
+    if x.mean() > 0:
+        if (t * x).sum() + paddle.exp(x).sum() > 20.0:
+            y = t * x
+        else:
+            y = x * 2.0
+    else:
+        y = x * 3.0
+    return y
+
+
+def used_outside_branch_by_dead_code(x):
+    t = paddle.sin(x)
+    t.register_hook(lambda g: g + 1.0)
+    m = t.mean(axis=0, keepdim=True)  # noqa: F841 (reaches no output)
+    if x.mean() > 0:
+        y = x * 2.0
+    else:
+        y = t * x
+    return y
+
+
 class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
     """A hook on a value used only in an `if` branch runs only when that
     branch ran, as in eager (it ran on the zeros the `if` gave)."""
@@ -61,6 +97,39 @@ class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
     def test_ast_dead_code(self):
         x = np.abs(np.random.default_rng(41).standard_normal([4]))
         fn = used_by_dead_code_of_branch
+        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        for sign in (1.0, -1.0):
+            np.testing.assert_allclose(
+                self.grad(static_fn, x * sign),
+                self.grad(fn, x * sign),
+                rtol=1e-12,
+            )
+
+    def test_ast_value_returned_by_branch(self):
+        x = np.abs(np.random.default_rng(41).standard_normal([4]))
+        fn = returned_by_branch
+        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        for sign in (1.0, -1.0):
+            np.testing.assert_allclose(
+                self.grad(static_fn, x * sign),
+                self.grad(fn, x * sign),
+                rtol=1e-12,
+            )
+
+    def test_ast_inner_condition_computed_in_outer_branch(self):
+        x = np.abs(np.random.default_rng(41).standard_normal([4]))
+        fn = used_in_inner_branch
+        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        for scale in (1.0, -1.0, 10.0):
+            np.testing.assert_allclose(
+                self.grad(static_fn, x * scale),
+                self.grad(fn, x * scale),
+                rtol=1e-12,
+            )
+
+    def test_ast_use_outside_branch_reaching_no_output(self):
+        x = np.abs(np.random.default_rng(41).standard_normal([4]))
+        fn = used_outside_branch_by_dead_code
         static_fn = paddle.jit.to_static(fn, full_graph=True)
         for sign in (1.0, -1.0):
             np.testing.assert_allclose(
