@@ -14,6 +14,7 @@ import textwrap
 
 import numpy as np
 import paddle
+import pytest
 from conftest import (
     assert_same_as_eager,
     random_inputs,
@@ -222,5 +223,59 @@ def test_value_a_static_cond_branch_yields_and_uses_keeps_both_gradients():
                 a,
                 use_append_backward,
             )
+            np.testing.assert_allclose(out, want_out, rtol=1e-12)
+            np.testing.assert_allclose(grads[0], want_grads[0], rtol=1e-12)
+
+
+def branch_returns_input_unchanged(x1, x2):
+    y = x2 * x1
+    if x1.mean() > 0:
+        r = x2
+    else:
+        r = x2 * 3.0
+    return r + y
+
+
+def branch_returns_input_then_ops_written_in_place(x):
+    if x.mean() > 0:
+        r = x
+    else:
+        r = x * 2.0
+    z = paddle.exp(r) + 1.0
+    return z * 2.0 + x
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        branch_returns_input_unchanged,
+        branch_returns_input_then_ops_written_in_place,
+    ],
+)
+def test_if_result_returned_unchanged_is_not_overwritten_in_place(f):
+    # Stock 3.3.1: the `if` result shared the input's buffer and the
+    # inplace pass let the op after the `if` overwrite the input (wrong
+    # output and gradients).
+    inputs = random_inputs(*[[3]] * f.__code__.co_argcount, seed=3)
+    for sign in (1.0, -1.0):
+        signed = [np.abs(inputs[0]) * sign] + inputs[1:]
+        assert_same_as_eager(f, signed, run_to_static)
+
+
+def test_static_cond_result_returned_unchanged_is_not_overwritten_in_place():
+    def f(x):
+        r = paddle.static.nn.cond(x.mean() > 0, lambda: x, lambda: x * 2.0)
+        return paddle.exp(r) + x
+
+    def eager_f(x):
+        r = x if x.mean() > 0 else x * 2.0
+        return paddle.exp(r) + x
+
+    (x,) = random_inputs([3])
+    for sign in (1.0, -1.0):
+        a = [np.abs(x) * sign]
+        want_out, want_grads = run_eager(eager_f, a)
+        for use_append_backward in (False, True):
+            out, grads = run_static_program(f, a, use_append_backward)
             np.testing.assert_allclose(out, want_out, rtol=1e-12)
             np.testing.assert_allclose(grads[0], want_grads[0], rtol=1e-12)

@@ -571,15 +571,22 @@ def test_hook_in_static_cond_branch_reads_a_branch_tensor():
     (x,) = random_inputs([4])
     for sign in (1.0, -1.0):
         a = [np.abs(x) * sign]
-        want_out, want_grads = run_eager(eager_f, a)
-        for use_append_backward in (False, True):
-            got_out, got_grads = run_static_program(f, a, use_append_backward)
-            np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
-            np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+        _assert_static_program_same_as_eager(f, eager_f, a)
 
 
 def _both_signs(x):
     return [[np.abs(x) * 1.0], [np.abs(x) * -1.0]]
+
+
+def _assert_static_program_same_as_eager(f, eager_f, inputs):
+    """``f`` built as a plain static program, differentiated with
+    ``gradients`` and with ``append_backward``, gives ``eager_f``'s eager
+    output and gradient."""
+    want_out, want_grads = run_eager(eager_f, inputs)
+    for use_append_backward in (False, True):
+        got_out, got_grads = run_static_program(f, inputs, use_append_backward)
+        np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+        np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
 
 
 @pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
@@ -667,17 +674,9 @@ def test_hook_on_value_in_static_cond_with_condition_computed_in_outer():
             return t * x if paddle.exp(x).sum() * 0.5 > 100.0 else x * 2.0
         return x * 3.0
 
-    for a in _both_signs(random_inputs([4])[0]):
-        for a in (a, [a[0] * 10.0]):
-            want_out, want_grads = run_eager(eager_f, a)
-            for use_append_backward in (False, True):
-                got_out, got_grads = run_static_program(
-                    f, a, use_append_backward
-                )
-                np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
-                np.testing.assert_allclose(
-                    got_grads[0], want_grads[0], rtol=1e-12
-                )
+    for inputs in _both_signs(random_inputs([4])[0]):
+        for a in (inputs, [inputs[0] * 10.0]):
+            _assert_static_program_same_as_eager(f, eager_f, a)
 
 
 def test_hook_on_value_a_branch_returns_unchanged_runs_when_it_ran():
@@ -707,11 +706,7 @@ def test_hook_on_value_in_static_cond_branch_returning_it_runs_when_it_ran():
         return t if x.mean() > 0 else x * 3.0
 
     for a in _both_signs(random_inputs([4])[0]):
-        want_out, want_grads = run_eager(eager_f, a)
-        for use_append_backward in (False, True):
-            got_out, got_grads = run_static_program(f, a, use_append_backward)
-            np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
-            np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+        _assert_static_program_same_as_eager(f, eager_f, a)
 
 
 def test_use_of_hooked_value_in_a_branch_only_for_a_condition_does_not_count():
@@ -907,13 +902,7 @@ def test_use_of_hooked_value_outside_the_branch_reaching_no_output_does_not_coun
 
     for inputs in _both_signs(random_inputs([4])[0]):
         assert_same_as_eager(f, inputs, run_to_static)
-        want_out, want_grads = run_eager(f, inputs)
-        for use_append_backward in (False, True):
-            got_out, got_grads = run_static_program(
-                static_f, inputs, use_append_backward
-            )
-            np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
-            np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+        _assert_static_program_same_as_eager(static_f, f, inputs)
 
 
 def test_hook_on_value_used_in_both_branches_runs_either_way():
@@ -964,11 +953,7 @@ def test_hook_on_value_used_only_in_static_cond_branch_runs_only_when_it_ran():
         return paddle.tanh(t) if x.mean() > 0 else x * 3.0
 
     for a in _both_signs(random_inputs([4])[0]):
-        want_out, want_grads = run_eager(eager_f, a)
-        for use_append_backward in (False, True):
-            got_out, got_grads = run_static_program(f, a, use_append_backward)
-            np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
-            np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+        _assert_static_program_same_as_eager(f, eager_f, a)
 
 
 def test_hook_inside_branch_on_value_defined_outside_raises():

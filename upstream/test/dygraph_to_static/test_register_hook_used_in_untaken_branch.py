@@ -84,59 +84,30 @@ class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
         fn(x).sum().backward()
         return x.grad.numpy()
 
-    def test_ast(self):
+    def assert_ast_matches_eager(self, fn, scales=(1.0, -1.0)):
         x = np.abs(np.random.default_rng(41).standard_normal([4]))
-        static_fn = paddle.jit.to_static(used_in_branch, full_graph=True)
-        for sign in (1.0, -1.0):
-            np.testing.assert_allclose(
-                self.grad(static_fn, x * sign),
-                self.grad(used_in_branch, x * sign),
-                rtol=1e-12,
-            )
-
-    def test_ast_dead_code(self):
-        x = np.abs(np.random.default_rng(41).standard_normal([4]))
-        fn = used_by_dead_code_of_branch
         static_fn = paddle.jit.to_static(fn, full_graph=True)
-        for sign in (1.0, -1.0):
-            np.testing.assert_allclose(
-                self.grad(static_fn, x * sign),
-                self.grad(fn, x * sign),
-                rtol=1e-12,
-            )
-
-    def test_ast_value_returned_by_branch(self):
-        x = np.abs(np.random.default_rng(41).standard_normal([4]))
-        fn = returned_by_branch
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
-        for sign in (1.0, -1.0):
-            np.testing.assert_allclose(
-                self.grad(static_fn, x * sign),
-                self.grad(fn, x * sign),
-                rtol=1e-12,
-            )
-
-    def test_ast_inner_condition_computed_in_outer_branch(self):
-        x = np.abs(np.random.default_rng(41).standard_normal([4]))
-        fn = used_in_inner_branch
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
-        for scale in (1.0, -1.0, 10.0):
+        for scale in scales:
             np.testing.assert_allclose(
                 self.grad(static_fn, x * scale),
                 self.grad(fn, x * scale),
                 rtol=1e-12,
             )
 
+    def test_ast(self):
+        self.assert_ast_matches_eager(used_in_branch)
+
+    def test_ast_dead_code(self):
+        self.assert_ast_matches_eager(used_by_dead_code_of_branch)
+
+    def test_ast_value_returned_by_branch(self):
+        self.assert_ast_matches_eager(returned_by_branch)
+
+    def test_ast_inner_condition_computed_in_outer_branch(self):
+        self.assert_ast_matches_eager(used_in_inner_branch, (1.0, -1.0, 10.0))
+
     def test_ast_use_outside_branch_reaching_no_output(self):
-        x = np.abs(np.random.default_rng(41).standard_normal([4]))
-        fn = used_outside_branch_by_dead_code
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
-        for sign in (1.0, -1.0):
-            np.testing.assert_allclose(
-                self.grad(static_fn, x * sign),
-                self.grad(fn, x * sign),
-                rtol=1e-12,
-            )
+        self.assert_ast_matches_eager(used_outside_branch_by_dead_code)
 
     def static_cond_grad(self, x):
         paddle.enable_static()
