@@ -591,8 +591,8 @@ class Generator:
         cond_in = self.r.choice([v for v in vals if v.name.startswith("x")])
         body.append(f"    if {cond_in.name}.mean() > 0:")
         outer_hook = self.r.random() < 0.15
-        # a branch may return its last value unchanged (not ``a``: stock
-        # 3.3.1 then gives wrong gradients at run time, see the README)
+        # a branch may return a value unchanged: ``a`` (defined before the
+        # `if`; eager then makes ``rN`` that Tensor) or its last value
         unchanged = self.r.choice([None, None, None, 0, 1])
         saved_handles = self.handles
         for branch in range(2):
@@ -625,7 +625,8 @@ class Generator:
                 self.expect_error["ast"] = "NotImplementedError"
             self.maybe_remove(body, ind, prob=0.6)
             if unchanged == branch:
-                body.append(f"{ind}{rname} = {local[-1].name}")
+                returned = self.r.choice([a, local[-1]])
+                body.append(f"{ind}{rname} = {returned.name}")
             else:
                 body.append(f"{ind}{rname} = {local[-1].name} * {self.const()}")
         self.handles = saved_handles
