@@ -17,9 +17,7 @@ differences by design:
 - hooks inside a ``while`` loop.
 A hook registered inside an ``if`` branch on a value defined outside it is a
 clear error by design in AST mode: it is generated rarely, and then
-``EXPECT_ERROR = {"ast": "NotImplementedError"}``. A ``g + 1`` hook
-registered before a tensor-dependent ``if`` hits a README gap under SOT:
-such programs get ``SKIP_MODES = {"sot": reason}`` (reported as skipped).
+``EXPECT_ERROR = {"ast": "NotImplementedError"}``.
 """
 
 from __future__ import annotations
@@ -56,9 +54,6 @@ class Val:
 # uses all feed outputs that only the branch not taken uses gets zeros (the
 # graph's backward fills the outputs' missing gradients) where eager gives
 # no gradient, and a hook that changes zeros (`g + 1`) changes it.
-SOT_ZERO_GRAD_GAP = "README gap: g + 1 hook before a tensor if (SOT zeros)"
-
-
 def _numel(shape):
     n = 1
     for d in shape:
@@ -121,8 +116,6 @@ class Generator:
         self.handles = []  # names of live hook handles
         self.hook_reads = None  # the tensor the last hook_expr reads
         self.expect_error = {}
-        self.skip_modes = {}
-        self.if_ahead = False  # a tensor-dependent `if` comes later
         self.has_if = False
         self.pylayers = []
         self.module_lines = []
@@ -295,8 +288,6 @@ class Generator:
                 ["lambda g: paddle.tanh(g)", "lambda g: g.tanh()"]
             )
         if kind == "plus":
-            if self.if_ahead:
-                self.skip_modes["sot"] = SOT_ZERO_GRAD_GAP
             return "lambda g: g + 1.0"
         if kind == "partial":
             return f"functools.partial(scale_hook, c={self.const()})"
@@ -582,7 +573,6 @@ class Generator:
     def gen_if(self, vals, body):
         """A tensor-dependent ``if`` defining one value ``rN`` used later."""
         self.has_if = True
-        self.if_ahead = False
         cands = [v for v in vals if not v.nograd]
         a = self.r.choice(cands)
         shape = tuple(a.shape)
@@ -655,7 +645,6 @@ class Generator:
         body = []
         n_ops = r.randint(4, 14)
         if_at = r.randrange(n_ops) if r.random() < 0.2 else None
-        self.if_ahead = if_at is not None
         self.maybe_hooks(body, "    ", vals, vals, prob=0.3)
         for i in range(n_ops):
             if i == if_at:
@@ -691,7 +680,17 @@ class Generator:
             body.append(f"    out.register_hook({expr})")
         while self.handles and r.random() < 0.5:
             self.maybe_remove(body, "    ", prob=1.0)
-        body.append("    return out")
+        # Sometimes also return a value the caller does not differentiate
+        # (its own Random: the rest of the program stays as it was). A copy
+        # of it: stock to_static may return an intermediate overwritten in
+        # place (repros/stock_returned_matmul_overwritten_inplace.py).
+        extra = random.Random(f"{self.seed!r}-extra-output")
+        candidates = [v for v in vals[n_inputs:] if not v.nograd]
+        if candidates and extra.random() < 0.3:
+            aux = extra.choice(candidates).name
+            body.append(f"    return out, {aux} * 1.0")
+        else:
+            body.append("    return out")
 
         args = ", ".join(v.name for v in vals[:n_inputs])
         header = [
@@ -704,7 +703,6 @@ class Generator:
             f"INPUT_SHAPES = {[list(s) for s in shapes]!r}",
             f"EXPECT_ERROR = {self.expect_error!r}",
             f"HAS_IF = {self.has_if!r}",
-            f"SKIP_MODES = {self.skip_modes!r}",
             "",
             "",
             "def scale_hook(g, c):",

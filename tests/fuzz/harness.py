@@ -40,12 +40,18 @@ def _grad_or_none(t):
     return None if t.grad is None else t.grad.numpy()
 
 
+def _outputs(out):
+    """``f`` returns the output, or (output, extra outputs...) of which
+    only the output is differentiated (the caller ignores the others)."""
+    return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
 def run_eager(fn, inputs):
     xs = [paddle.to_tensor(a, stop_gradient=False) for a in inputs]
-    out = fn(*xs)
-    cot = paddle.to_tensor(_cotangent(out.shape))
-    (out * cot).sum().backward()
-    return out.numpy(), [_grad_or_none(x) for x in xs]
+    outs = _outputs(fn(*xs))
+    cot = paddle.to_tensor(_cotangent(outs[0].shape))
+    (outs[0] * cot).sum().backward()
+    return [o.numpy() for o in outs], [_grad_or_none(x) for x in xs]
 
 
 def run_ast(fn, inputs):
@@ -66,18 +72,20 @@ def run_static(fn, inputs):
                 x = paddle.static.data(f"x{i}", list(a.shape), str(a.dtype))
                 x.stop_gradient = False
                 xs.append(x)
-            out = fn(*xs)
-            cot = paddle.static.data("cot", list(out.shape), "float64")
-            loss = (out * cot).sum()
+            outs = _outputs(fn(*xs))
+            cot = paddle.static.data("cot", list(outs[0].shape), "float64")
+            loss = (outs[0] * cot).sum()
             grads = paddle.static.gradients([loss], xs)
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(startup)
         feed = {f"x{i}": a for i, a in enumerate(inputs)}
-        feed["cot"] = _cotangent(tuple(out.shape))
-        fetch = [out] + [g for g in grads if g is not None]
+        feed["cot"] = _cotangent(tuple(outs[0].shape))
+        fetch = outs + [g for g in grads if g is not None]
         res = exe.run(main, feed=feed, fetch_list=fetch)
-        it = iter(res[1:])
-        return res[0], [None if g is None else next(it) for g in grads]
+        it = iter(res[len(outs) :])
+        return res[: len(outs)], [
+            None if g is None else next(it) for g in grads
+        ]
     finally:
         paddle.disable_static()
 
@@ -87,21 +95,28 @@ RUNNERS = {"ast": run_ast, "sot": run_sot, "static": run_static}
 
 def compare(ref, got, mode, has_if=False):
     """None when ``got`` matches ``ref``, else a description."""
-    (want_out, want_grads), (got_out, got_grads) = ref, got
-    want_out, got_out = np.asarray(want_out), np.asarray(got_out)
-    if want_out.shape != got_out.shape:
-        return f"output shape {got_out.shape} != eager {want_out.shape}"
-    if not np.allclose(got_out, want_out, rtol=RTOL, atol=ATOL):
-        return f"output differs: max abs diff {np.abs(got_out - want_out).max():.3e}"
+    (want_outs, want_grads), (got_outs, got_grads) = ref, got
+    if len(want_outs) != len(got_outs):
+        return f"{len(got_outs)} outputs, eager {len(want_outs)}"
+    for j, (want_out, got_out) in enumerate(zip(want_outs, got_outs)):
+        want_out, got_out = np.asarray(want_out), np.asarray(got_out)
+        if want_out.shape != got_out.shape:
+            return f"output {j} shape {got_out.shape} != eager {want_out.shape}"
+        if not np.allclose(got_out, want_out, rtol=RTOL, atol=ATOL):
+            diff = np.abs(got_out - want_out).max()
+            return f"output {j} differs: max abs diff {diff:.3e}"
     if len(got_grads) != len(want_grads):
         return "number of gradients differs"
     for i, (g, w) in enumerate(zip(got_grads, want_grads)):
         if w is None and g is None:
             continue
         if w is None:
-            if has_if and not np.any(g):
-                # An input used only in the branch not taken: eager gives it
-                # no gradient, a static graph zeros (both branches are in it).
+            if (has_if or len(want_outs) > 1) and not np.any(g):
+                # An input used only in the branch not taken, or only by an
+                # output the caller does not differentiate: eager gives it no
+                # gradient, a static graph zeros (stock: the program has
+                # both branches, and its backward fills the missing output
+                # gradients with zeros). A hook on it must not see those.
                 continue
             return (
                 f"grad of x{i}: eager None, got {np.asarray(g).ravel()[:4]}..."

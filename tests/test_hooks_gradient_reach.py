@@ -1,0 +1,275 @@
+"""A hook runs only when a gradient reaches its tensor, as in eager.
+
+A static backward gives a value zeros where eager gives it no gradient at
+all: when its gradient would come only through the branch of a
+tensor-dependent ``if`` that did not run, or only from an output of a
+``to_static`` program that the caller does not differentiate (the program's
+grad node fills those outputs' gradients with zeros). Eager runs no hook
+then; a hook that changes zeros (``lambda g: g + 1``) shows the difference.
+Every test compares with eager.
+"""
+
+import numpy as np
+import paddle
+import pytest
+from conftest import (
+    RTOL,
+    assert_same_as_eager,
+    graph_breaks,
+    random_inputs,
+)
+
+MODES = ["ast", "sot"]
+
+
+def _to_static(fn, mode):
+    if mode == "eager":
+        return fn
+    return paddle.jit.to_static(fn, full_graph=mode == "ast")
+
+
+def _run_differentiating(fn, inputs, picked, mode):
+    """Run ``fn`` (returning several Tensors) in ``mode`` and differentiate
+    only the outputs ``picked``; returns (outputs, input gradients)."""
+    xs = [paddle.to_tensor(a, stop_gradient=False) for a in inputs]
+    outs = _to_static(fn, mode)(*xs)
+    if isinstance(outs, paddle.Tensor):
+        outs = [outs]
+    rng = np.random.default_rng(7)
+    loss = 0
+    for i in picked:
+        cot = paddle.to_tensor(rng.standard_normal(outs[i].shape))
+        loss = loss + (outs[i] * cot).sum()
+    loss.backward()
+    return [o.numpy() for o in outs], [
+        None if x.grad is None else x.grad.numpy() for x in xs
+    ]
+
+
+def _assert_same_differentiating(fn, inputs, picked, mode, hooked=(0,)):
+    """Outputs and gradients equal eager's. An input without hooks
+    (not in ``hooked``) that eager gives no gradient may get zeros (stock:
+    the program's backward fills missing output gradients with zeros);
+    a hooked one must get none, as its hooks must not run."""
+    want_outs, want_grads = _run_differentiating(fn, inputs, picked, "eager")
+    got_outs, got_grads = _run_differentiating(fn, inputs, picked, mode)
+    for got, want in zip(got_outs, want_outs):
+        np.testing.assert_allclose(got, want, rtol=RTOL["float64"], atol=0)
+    for i, (got, want) in enumerate(zip(got_grads, want_grads)):
+        if want is None and i not in hooked and got is not None:
+            assert not np.any(got), f"grad of input {i}"
+            continue
+        assert (got is None) == (want is None), f"grad of input {i}"
+        if want is not None:
+            np.testing.assert_allclose(
+                got, want, rtol=RTOL["float64"], atol=0, err_msg=f"input {i}"
+            )
+
+
+def _plus_one(g):
+    return g + 1.0
+
+
+def _hook_on_value_of_first_output(x):
+    t = paddle.sin(x)
+    t.register_hook(_plus_one)
+    return t * 3.0, x * 4.0
+
+
+def _hook_on_input_of_first_output(x, y):
+    x.register_hook(_plus_one)
+    return paddle.tanh(x) * 3.0 + y, y * 4.0
+
+
+def _hook_on_value_of_two_outputs(x, y):
+    t = paddle.sin(x)
+    t.register_hook(lambda g: g * 2.0 + 1.0)
+    return t * y, paddle.cos(t) + y, y * 5.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("picked", [(0,), (1,), (0, 1)])
+def test_hook_on_value_feeding_an_output_runs_only_when_it_is_differentiated(
+    sot_env, mode, picked
+):
+    (x,) = random_inputs((3, 4))
+    _assert_same_differentiating(
+        _hook_on_value_of_first_output, [x], picked, mode, hooked=()
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("picked", [(0,), (1,), (0, 1)])
+def test_hook_on_input_feeding_an_output_runs_only_when_it_is_differentiated(
+    sot_env, mode, picked
+):
+    _assert_same_differentiating(
+        _hook_on_input_of_first_output, random_inputs((3,), (3,)), picked, mode
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("picked", [(0,), (1,), (2,), (1, 2)])
+def test_hook_on_value_feeding_two_outputs_runs_when_either_is_differentiated(
+    sot_env, mode, picked
+):
+    _assert_same_differentiating(
+        _hook_on_value_of_two_outputs,
+        random_inputs((3,), (3,)),
+        picked,
+        mode,
+        hooked=(),
+    )
+
+
+def test_output_hooks_need_no_graph_break_in_sot(sot_env):
+    _assert_same_differentiating(
+        _hook_on_value_of_first_output, random_inputs((3,)), (1,), "sot"
+    )
+    assert graph_breaks() == []
+
+
+def _hook_on_value_used_by_an_op_feeding_a_branch(x, y):
+    t = paddle.sin(x)
+    t.register_hook(_plus_one)
+    a = t * 2.0  # used only in the else branch
+    if y.sum() > 0:
+        out = y * 3.0
+    else:
+        out = a + y
+    return out
+
+
+def _hook_on_input_used_by_an_op_feeding_a_branch(x, y):
+    x.register_hook(_plus_one)
+    a = x * 2.0
+    if y.sum() > 0:
+        out = y * 3.0
+    else:
+        out = a + y
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["not_taken", "taken"])
+@pytest.mark.parametrize(
+    "fn, hooked",
+    [
+        (_hook_on_value_used_by_an_op_feeding_a_branch, ()),
+        (_hook_on_input_used_by_an_op_feeding_a_branch, (0,)),
+    ],
+    ids=["value", "input"],
+)
+def test_hook_on_value_reaching_a_branch_through_other_ops_runs_only_when_it_ran(
+    sot_env, mode, sign, fn, hooked
+):
+    x, y = random_inputs((3,), (3,))
+    y = sign * np.abs(y)
+    _assert_same_differentiating(fn, [x, y], (0,), mode, hooked)
+
+
+def _static_cond_reached_through_other_ops(x, y):
+    t = paddle.sin(x)
+    t.register_hook(_plus_one)
+    a = t * 2.0
+    b = a * a
+    return paddle.static.nn.cond(
+        y.sum() > 0, lambda: y * 3.0, lambda: b + y
+    ) + paddle.cos(x)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["not_taken", "taken"])
+def test_static_cond_hook_reaching_a_branch_through_other_ops(
+    static_runner, sign
+):
+    x, y = random_inputs((3,), (3,))
+    assert_same_as_eager(
+        _static_cond_reached_through_other_ops,
+        [x, sign * np.abs(y)],
+        static_runner,
+    )
+
+
+def _hook_on_value_used_in_inner_if_with_a_random_condition(x, y):
+    t = paddle.sin(x)
+    t.register_hook(_plus_one)
+    if y.sum() > 0:
+        c = paddle.rand([1]) > 2.0  # always False, not computable again
+        if c:
+            out = t * y
+        else:
+            out = y * 2.0
+    else:
+        out = y * 3.0
+    return out
+
+
+def test_hook_whose_condition_cannot_be_computed_again_is_a_clear_error():
+    x, y = random_inputs((3,), (3,))
+    xs = [paddle.to_tensor(a, stop_gradient=False) for a in (x, np.abs(y))]
+    fn = paddle.jit.to_static(
+        _hook_on_value_used_in_inner_if_with_a_random_condition,
+        full_graph=True,
+    )
+    with pytest.raises(NotImplementedError, match="_plus_one.*random op"):
+        fn(*xs).sum().backward()
+
+
+def test_hook_on_non_leaf_input_without_gradient_from_the_program_is_a_clear_error():
+    w, y = (
+        paddle.to_tensor(a, stop_gradient=False)
+        for a in random_inputs((3,), (3,))
+    )
+    x = w * 1.0  # a scale op: its backward cannot take "no gradient"
+    fn = paddle.jit.to_static(_hook_on_input_of_first_output, full_graph=True)
+    _, second = fn(x, y)
+    # raised in the backward of a PyLayer, which eager re-raises as OSError
+    with pytest.raises(OSError, match="_plus_one.*not a leaf Tensor"):
+        second.sum().backward()
+
+
+def test_hook_on_non_leaf_input_runs_when_the_program_gives_it_a_gradient():
+    (a,) = random_inputs((3,))
+    grads = {}
+    for mode in ("eager", "ast"):
+        w = paddle.to_tensor(a, stop_gradient=False)
+        y = paddle.to_tensor(a * 2, stop_gradient=False)
+        first, _ = _to_static(_hook_on_input_of_first_output, mode)(w * 1.0, y)
+        first.sum().backward()
+        grads[mode] = w.grad.numpy()
+    np.testing.assert_allclose(grads["ast"], grads["eager"], rtol=1e-12)
+
+
+class _TwoHeads(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.a = paddle.nn.Linear(3, 3)
+        self.b = paddle.nn.Linear(3, 3)
+
+    def forward(self, x):
+        self.b.weight.register_hook(_plus_one)
+        return self.a(x), self.b(x)
+
+
+def _head_grads(mode, picked):
+    paddle.seed(0)
+    net = _TwoHeads()
+    outs = _to_static(net, mode)(paddle.ones([2, 3]))
+    sum(outs[i].sum() for i in picked).backward()
+    return [p.grad for p in (net.a.weight, net.b.weight)]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_parameter_hook_runs_when_its_output_is_differentiated(sot_env, mode):
+    want, got = _head_grads("eager", (0, 1)), _head_grads(mode, (0, 1))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_parameter_hook_without_gradient_from_the_program_is_a_clear_error(
+    sot_env, mode
+):
+    assert _head_grads("eager", (0,))[1] is None
+    with pytest.raises(OSError, match="_plus_one on the parameter"):
+        _head_grads(mode, (0,))
