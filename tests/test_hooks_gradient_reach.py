@@ -273,3 +273,23 @@ def test_parameter_hook_without_gradient_from_the_program_is_a_clear_error(
     assert _head_grads("eager", (0,))[1] is None
     with pytest.raises(OSError, match="_plus_one on the parameter"):
         _head_grads(mode, (0,))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_parameter_hook_registered_at_every_call_trains_like_eager(
+    sot_env, mode
+):
+    weights = {}
+    for m in ("eager", mode):
+        paddle.seed(0)
+        net = _TwoHeads()
+        step = _to_static(net, m)
+        opt = paddle.optimizer.SGD(0.1, parameters=net.parameters())
+        for _ in range(3):
+            a, b = step(paddle.ones([2, 3]))
+            (a.sum() + b.sum()).backward()
+            opt.step()
+            opt.clear_grad()
+        weights[m] = net.b.weight.numpy()
+    np.testing.assert_allclose(weights[mode], weights["eager"], rtol=1e-6)
+
