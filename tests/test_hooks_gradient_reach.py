@@ -292,4 +292,3 @@ def test_parameter_hook_registered_at_every_call_trains_like_eager(
             opt.clear_grad()
         weights[m] = net.b.weight.numpy()
     np.testing.assert_allclose(weights[mode], weights["eager"], rtol=1e-6)
-

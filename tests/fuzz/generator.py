@@ -681,11 +681,17 @@ class Generator:
         while self.handles and r.random() < 0.5:
             self.maybe_remove(body, "    ", prob=1.0)
         # Sometimes also return a value the caller does not differentiate
-        # (its own Random: the rest of the program stays as it was). A copy
-        # of it: stock to_static may return an intermediate overwritten in
-        # place (repros/stock_returned_matmul_overwritten_inplace.py).
+        # (its own Random: the rest of the program stays as it was): a copy
+        # of one that no op uses (hooks may). Stock to_static may return an
+        # intermediate overwritten in place by another of its uses
+        # (repros/stock_returned_value_overwritten_inplace.py).
         extra = random.Random(f"{self.seed!r}-extra-output")
-        candidates = [v for v in vals[n_inputs:] if not v.nograd]
+        text = "\n".join(line for line in body if "register_hook(" not in line)
+        candidates = [
+            v
+            for v in vals[n_inputs:]
+            if not v.nograd and len(re.findall(rf"\b{v.name}\b", text)) == 1
+        ]
         if candidates and extra.random() < 0.3:
             aux = extra.choice(candidates).name
             body.append(f"    return out, {aux} * 1.0")
