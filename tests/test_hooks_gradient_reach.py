@@ -215,29 +215,34 @@ def test_hook_whose_condition_cannot_be_computed_again_is_a_clear_error():
         fn(*xs).sum().backward()
 
 
-def test_hook_on_non_leaf_input_without_gradient_from_the_program_is_a_clear_error():
+@pytest.mark.parametrize("mode", MODES)
+def test_hook_on_non_leaf_input_without_gradient_from_the_program_is_a_clear_error(
+    sot_env, mode
+):
     w, y = (
         paddle.to_tensor(a, stop_gradient=False)
         for a in random_inputs((3,), (3,))
     )
     x = w * 1.0  # a scale op: its backward cannot take "no gradient"
-    fn = paddle.jit.to_static(_hook_on_input_of_first_output, full_graph=True)
-    _, second = fn(x, y)
+    _, second = _to_static(_hook_on_input_of_first_output, mode)(x, y)
     # raised in the backward of a PyLayer, which eager re-raises as OSError
     with pytest.raises(OSError, match="_plus_one.*not a leaf Tensor"):
         second.sum().backward()
 
 
-def test_hook_on_non_leaf_input_runs_when_the_program_gives_it_a_gradient():
+@pytest.mark.parametrize("mode", MODES)
+def test_hook_on_non_leaf_input_runs_when_the_program_gives_it_a_gradient(
+    sot_env, mode
+):
     (a,) = random_inputs((3,))
     grads = {}
-    for mode in ("eager", "ast"):
+    for m in ("eager", mode):
         w = paddle.to_tensor(a, stop_gradient=False)
         y = paddle.to_tensor(a * 2, stop_gradient=False)
-        first, _ = _to_static(_hook_on_input_of_first_output, mode)(w * 1.0, y)
+        first, _ = _to_static(_hook_on_input_of_first_output, m)(w * 1.0, y)
         first.sum().backward()
-        grads[mode] = w.grad.numpy()
-    np.testing.assert_allclose(grads["ast"], grads["eager"], rtol=1e-12)
+        grads[m] = w.grad.numpy()
+    np.testing.assert_allclose(grads[mode], grads["eager"], rtol=1e-12)
 
 
 class _TwoHeads(paddle.nn.Layer):
