@@ -137,7 +137,7 @@ class TestRegisterHookUndifferentiatedOutput(unittest.TestCase):
         for full_graph in (True, False):
             calls = []
             net = TwoPlainHeads()
-            net.b.weight.register_hook(lambda g: calls.append(1))
+            net.b.weight.register_hook(lambda g, calls=calls: calls.append(1))
             static_net = paddle.jit.to_static(net, full_graph=full_graph)
             first, _ = static_net(paddle.ones([2, 3]))
             first.sum().backward()

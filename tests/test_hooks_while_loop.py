@@ -1,0 +1,169 @@
+"""Hooks and PyLayers inside the body of a tensor-dependent ``while`` loop.
+
+A plain static program's ``paddle.static.nn.while_loop`` is differentiated
+like eager's Python loop: a PyLayer in the body runs its ``backward`` at
+each iteration, a hook registered in the body on a value of the body runs
+at each iteration on that iteration's gradient. Each function runs as a
+Python ``while`` in eager mode (the reference) and as ``while_loop`` in
+the static program. Under ``to_static(full_graph=True)`` a hook in a
+tensor ``while`` stays a clear error: stock Paddle 3.3.1 cannot run the
+backward of any tensor ``while`` loop there
+(``tests/fuzz/repros/stock_while_loop_backward_middle.py``).
+"""
+
+import paddle
+import pytest
+from conftest import (
+    assert_same_as_eager,
+    random_inputs,
+    run_static_program,
+)
+
+STATIC = {
+    "static_gradients": run_static_program,
+    "static_append_backward": lambda fn, inputs: run_static_program(
+        fn, inputs, use_append_backward=True
+    ),
+}
+
+
+@pytest.fixture(params=sorted(STATIC))
+def runner(request):
+    return STATIC[request.param]
+
+
+def _loop(n, body, y):
+    """``n`` iterations of ``y = body(y)``: a Python loop in eager mode, a
+    ``while_loop`` op in a static program."""
+    i = paddle.zeros([1], "int64")
+    if paddle.in_dynamic_mode():
+        while i < n:
+            y = body(y)
+            i = i + 1
+        return y
+    _, y = paddle.static.nn.while_loop(
+        lambda i, y: i < n, lambda i, y: (i + 1, body(y)), [i, y]
+    )
+    return y
+
+
+class _Cube(paddle.autograd.PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return g * 3.0 * x * x
+
+
+class _TimesTwo(paddle.autograd.PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.0
+
+
+def test_pylayer_saving_a_tensor_in_a_while_body(runner):
+    def fn(x):
+        return _loop(3, lambda y: paddle.sin(_Cube.apply(y)), x)
+
+    assert_same_as_eager(fn, random_inputs((4,)), runner)
+
+
+def test_pylayer_saving_nothing_in_a_while_body(runner):
+    def fn(x):
+        return _loop(3, _TimesTwo.apply, x)
+
+    assert_same_as_eager(fn, random_inputs((4,)), runner)
+
+
+def _hooked_body(*hooks):
+    def body(y):
+        t = paddle.sin(y)
+        for hook in hooks:
+            t.register_hook(hook)
+        return t * 1.5
+
+    return body
+
+
+def test_hook_on_a_body_value_runs_at_every_iteration(runner):
+    def fn(x):
+        return _loop(3, _hooked_body(lambda g: g * 2.0 + 1.0), x)
+
+    assert_same_as_eager(fn, random_inputs((4,)), runner)
+
+
+def test_hooks_in_a_body_run_in_registration_order_none_unchanged(runner):
+    def fn(x):
+        body = _hooked_body(lambda g: g + 1.0, lambda g: None, lambda g: g * g)
+        return _loop(2, body, x)
+
+    assert_same_as_eager(fn, random_inputs((4,)), runner)
+
+
+def test_removed_hook_in_a_body_does_not_run(runner):
+    def body(y):
+        t = paddle.sin(y)
+        t.register_hook(lambda g: g * 3.0)
+        t.register_hook(lambda g: g + 100.0).remove()
+        return t * 1.5
+
+    assert_same_as_eager(
+        lambda x: _loop(3, body, x), random_inputs((4,)), runner
+    )
+
+
+def test_hook_reading_a_tensor_of_its_iteration(runner):
+    def body(y):
+        m = paddle.cos(y)
+        t = paddle.sin(y)
+        t.register_hook(lambda g: g * m)
+        return t * 1.5 + m
+
+    assert_same_as_eager(
+        lambda x: _loop(3, body, x), random_inputs((4,)), runner
+    )
+
+
+def test_hook_in_a_body_that_runs_zero_times_does_not_run(runner):
+    def fn(x):
+        return _loop(0, _hooked_body(lambda g: g + 1.0), x) * 2.0
+
+    assert_same_as_eager(fn, random_inputs((4,)), runner)
+
+
+def test_print_hook_in_a_body_prints_at_every_iteration(capfd):
+    def fn(x):
+        return _loop(3, _hooked_body(lambda g: print(g)), x)
+
+    (x,) = random_inputs((4,))
+    run_static_program(fn, [x])
+    printed = capfd.readouterr()
+    # Paddle's print op writes one "Variable: ..." block per run
+    assert (printed.out + printed.err).count("Variable:") == 3
+
+
+def test_hook_in_a_to_static_while_is_a_clear_error():
+    def fn(x):
+        i = paddle.zeros([1], "int64")
+        y = x
+        while i < 2:
+            t = paddle.sin(y)
+            t.register_hook(lambda g: g * 2.0)
+            y = t * 1.5
+            i = i + 1
+        return y
+
+    x = paddle.to_tensor(random_inputs((4,))[0], stop_gradient=False)
+    static_fn = paddle.jit.to_static(fn, full_graph=True)
+    with pytest.raises(
+        NotImplementedError, match="while loop is not supported under to_static"
+    ):
+        static_fn(x)
