@@ -245,12 +245,17 @@ def test_hook_on_non_leaf_input_runs_when_the_program_gives_it_a_gradient(
     np.testing.assert_allclose(grads[mode], grads["eager"], rtol=1e-12)
 
 
-class _TwoHeads(paddle.nn.Layer):
+class _TwoPlainHeads(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
         self.a = paddle.nn.Linear(3, 3)
         self.b = paddle.nn.Linear(3, 3)
 
+    def forward(self, x):
+        return self.a(x), self.b(x)
+
+
+class _TwoHeads(_TwoPlainHeads):
     def forward(self, x):
         self.b.weight.register_hook(_plus_one)
         return self.a(x), self.b(x)
@@ -301,16 +306,6 @@ def test_parameter_hook_registered_at_every_call_trains_like_eager(
 # (say in ``__init__``) or on an input before the call. The run gives the
 # Tensor zeros when none of the outputs it affects is differentiated; eager
 # gives it no gradient and runs none of its hooks.
-
-
-class _TwoPlainHeads(paddle.nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.a = paddle.nn.Linear(3, 3)
-        self.b = paddle.nn.Linear(3, 3)
-
-    def forward(self, x):
-        return self.a(x), self.b(x)
 
 
 def _eagerly_hooked_head_grads(mode, picked):

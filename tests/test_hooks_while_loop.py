@@ -14,22 +14,19 @@ backward of any tensor ``while`` loop there
 import paddle
 import pytest
 from conftest import (
+    STATIC_RUNNERS,
     assert_same_as_eager,
     random_inputs,
     run_static_program,
 )
 
-STATIC = {
-    "static_gradients": run_static_program,
-    "static_append_backward": lambda fn, inputs: run_static_program(
-        fn, inputs, use_append_backward=True
-    ),
-}
+STATIC = sorted(k for k in STATIC_RUNNERS if k.startswith("static_"))
 
 
-@pytest.fixture(params=sorted(STATIC))
+@pytest.fixture(params=STATIC)
 def runner(request):
-    return STATIC[request.param]
+    """The plain static program paths (to_static: see the last test)."""
+    return STATIC_RUNNERS[request.param]
 
 
 def _loop(n, body, y):
