@@ -5,12 +5,14 @@ like eager's Python loop: a PyLayer in the body runs its ``backward`` at
 each iteration, a hook registered in the body on a value of the body runs
 at each iteration on that iteration's gradient. Each function runs as a
 Python ``while`` in eager mode (the reference) and as ``while_loop`` in
-the static program. Under ``to_static(full_graph=True)`` a hook in a
+the static program. Under SOT the tensor ``while`` breaks the graph and
+runs in Python, as in eager. Under ``to_static(full_graph=True)`` a hook in a
 tensor ``while`` stays a clear error: stock Paddle 3.3.1 cannot run the
 backward of any tensor ``while`` loop there
 (``tests/fuzz/repros/stock_while_loop_backward_middle.py``).
 """
 
+import numpy as np
 import paddle
 import pytest
 from conftest import (
@@ -164,3 +166,22 @@ def test_hook_in_a_to_static_while_is_a_clear_error():
         NotImplementedError, match="while loop is not supported under to_static"
     ):
         static_fn(x)
+
+
+def test_hook_in_a_tensor_while_under_sot_runs_at_every_iteration(sot_env):
+    def fn(x):
+        i = paddle.zeros([1], "int64")
+        while i < 3:  # a graph break: SOT runs the loop in Python
+            t = paddle.sin(x)
+            t.register_hook(lambda g: g * 2.0 + 1.0)
+            x = t * 1.5
+            i = i + 1
+        return x
+
+    grads = {}
+    for mode in ("eager", "sot"):
+        x = paddle.to_tensor(random_inputs((4,))[0], stop_gradient=False)
+        f = fn if mode == "eager" else paddle.jit.to_static(fn)
+        f(x).sum().backward()
+        grads[mode] = x.grad.numpy()
+    np.testing.assert_allclose(grads["sot"], grads["eager"], rtol=1e-12)
