@@ -196,3 +196,32 @@ def test_hook_in_a_tensor_while_under_sot_runs_at_every_iteration(sot_env):
         f(x).sum().backward()
         grads[mode] = x.grad.numpy()
     np.testing.assert_allclose(grads["sot"], grads["eager"], rtol=1e-12)
+
+
+def _branching_body(*hooks):
+    def body(y):
+        def true_fn():
+            t = paddle.sin(y)
+            for hook in hooks:
+                t.register_hook(hook)
+            return t * 2.0
+
+        # the `if` result is the loop variable itself
+        return paddle.static.nn.cond(
+            y.sum() > 0, true_fn, lambda: paddle.cos(y)
+        )
+
+    return body
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_cond_in_a_while_body_gives_every_iteration_its_gradient(runner, sign):
+    (x,) = random_inputs((4,))
+    x = sign * np.abs(x)
+    assert_same_as_eager(lambda x: _loop(3, _branching_body(), x), [x], runner)
+
+
+def test_hook_in_a_cond_branch_of_a_while_body(runner):
+    (x,) = random_inputs((4,))
+    body = _branching_body(lambda g: g * 2.0 + 1.0)
+    assert_same_as_eager(lambda x: _loop(3, body, x), [np.abs(x)], runner)
