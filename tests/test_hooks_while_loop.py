@@ -225,3 +225,16 @@ def test_hook_in_a_cond_branch_of_a_while_body(runner):
     (x,) = random_inputs((4,))
     body = _branching_body(lambda g: g * 2.0 + 1.0)
     assert_same_as_eager(lambda x: _loop(3, body, x), [np.abs(x)], runner)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["runs", "runs_zero_times"])
+def test_hook_on_a_value_the_body_reads_runs_only_if_the_loop_ran(runner, sign):
+    def fn(x):
+        t = paddle.sin(x)
+        t.register_hook(lambda g: g + 1.0)
+        # 2 iterations when the inputs sum above 0, none otherwise
+        n = paddle.cast(x.sum() > 0, "int64") * 2
+        return _loop(n, lambda y: y * 1.5 + t, x * 2.0)
+
+    (x,) = random_inputs((4,))
+    assert_same_as_eager(fn, [sign * np.abs(x)], runner)
