@@ -391,9 +391,12 @@ def test_hook_that_raises_keeps_its_exception_with_a_note():
         x.register_hook(failing_hook)
         return x * 2
 
-    with pytest.raises(KeyError, match="boom") as info:
+    # The hook runs when the program runs (run_time_hooks): its error
+    # reaches the caller of exe.run as Paddle's error, with its type, its
+    # message and the hook's name.
+    with pytest.raises(RuntimeError, match="KeyError: 'boom'") as info:
         run_static_program(f, random_inputs([3]))
-    assert any("failing_hook" in note for note in info.value.__notes__)
+    assert "failing_hook" in str(info.value)
 
 
 class HookedMLP(paddle.nn.Layer):
@@ -1161,9 +1164,10 @@ def test_print_in_hook_prints_the_gradient_at_every_backward(capfd, full_graph):
     c_stdio_flush()
     out, err = capfd.readouterr()
     printed = out + err
-    # One print op in the backward program, run at each backward: 2 * t.
+    # The hook runs at each backward (run_time_hooks) and prints the
+    # gradient Tensor like eager: 2 * t.
     assert printed.count("hook sees") == 3, printed
-    assert printed.count("data: [6.000000 12.000000]") == 3, printed
+    assert len(re.findall(r"\[6\.\s*,\s*12\.\]", printed)) == 3, printed
 
 
 def test_print_in_hook_prints_at_every_run_of_a_static_program(capfd):

@@ -277,6 +277,7 @@ class Generator:
                 "plus",
                 "partial",
                 "def",
+                "run_time",
             ]
         )
         if kind == "none":
@@ -293,6 +294,10 @@ class Generator:
             return f"functools.partial(scale_hook, c={self.const()})"
         if kind == "def":
             return self.r.choice(["observe_hook", "sin_hook"])
+        if kind == "run_time":  # not pure math: runs at run time
+            return self.r.choice(
+                ["branch_hook", "inplace_hook", "setitem_hook", "item_hook"]
+            )
         # g * t, t a forward tensor broadcasting into v's shape
         ts = [t for t in visible if _bcast(t.shape, v.shape) == tuple(v.shape)]
         if not ts:
@@ -353,8 +358,9 @@ class Generator:
                 "split",
                 "slice",
                 "pylayer",
+                "inplace",
             ],
-            weights=[18, 22, 8, 8, 5, 5, 5, 5, 6, 10],
+            weights=[18, 22, 8, 8, 5, 5, 5, 5, 6, 10, 6],
         )[0]
         shape = tuple(a.shape)
         rank = len(shape)
@@ -484,6 +490,24 @@ class Generator:
                     Val(name, tuple(s1), nograd),
                     Val(n2, tuple(s2), nograd),
                 ]
+        if kind == "inplace":
+            # an in-place op on a fresh intermediate (a scale saves nothing
+            # for its backward, so eager allows it): its later uses read the
+            # new value
+            body.append(f"{indent}{name} = {a.name} * {self.const()}")
+            same = [b for b in vals if _bcast(b.shape, shape) == shape]
+            op = r.choice(["add_", "multiply_", "scale_", "tanh_", "setitem"])
+            if op in ("add_", "multiply_") and same:
+                b = r.choice(same)
+                body.append(f"{indent}{name}.{op}({b.name})")
+                return [Val(name, shape, nograd and b.nograd)]
+            if op == "setitem" and rank >= 1:
+                body.append(f"{indent}{name}[0] = {self.const()}")
+            elif op == "tanh_":
+                body.append(f"{indent}{name}.tanh_()")
+            else:
+                body.append(f"{indent}{name}.scale_({self.const()})")
+            return [Val(name, shape, nograd)]
         if kind == "slice" and rank >= 1:
             axes = [i for i in range(rank) if shape[i] >= 2]
             if axes:
@@ -721,6 +745,27 @@ class Generator:
             "",
             "def sin_hook(g):",
             "    return paddle.sin(g)",
+            "",
+            "",
+            "def branch_hook(g):",
+            "    if float(g.abs().max()) > 1.0:",
+            "        return g * 0.5",
+            "    return None",
+            "",
+            "",
+            "def inplace_hook(g):",
+            "    g.detach().scale_(0.5)",
+            "",
+            "",
+            "def setitem_hook(g):",
+            "    g = g.clone()",
+            "    if g.ndim:",
+            "        g[0] = 0.0",
+            "    return g",
+            "",
+            "",
+            "def item_hook(g):",
+            "    return g * (1.0 + 0.0 * g.abs().max().item())",
             "",
             "",
         ]

@@ -13,6 +13,7 @@
 # limitations under the License.
 
 import os
+import re
 import sys
 import tempfile
 import unittest
@@ -61,7 +62,7 @@ class TestRegisterHookPrint(unittest.TestCase):
         out = printed(run)
         self.assertEqual(out.count('hook sees'), 3, out)
         # the gradient of t is 2 * t
-        self.assertEqual(out.count('6.000000 12.000000'), 3, out)
+        self.assertEqual(len(re.findall(r'6\.0*[ ,]+12\.', out)), 3, out)
 
     def test_static_program_prints_at_every_run(self):
         paddle.enable_static()

@@ -1,0 +1,437 @@
+"""Hooks that are not pure tensor math run at every backward, like eager.
+
+A hook that stores its gradient, reads a Python value of it (``.item()``,
+``float()``, ``.numpy()``, ``.shape``), branches on it, reads a global that
+changes between calls, multiplies by an eager Tensor, changes the gradient in
+place, prints, or removes another hook is called with the real gradient
+Tensor at every run of the backward program (the ``run_tensor_hooks`` op).
+Each test runs the same code eagerly and under SOT (``MIN_GRAPH_SIZE=0``,
+0 graph breaks), AST and plain static programs, over three batch sizes
+(SOT re-traces with a dynamic batch dimension at the second), and compares
+every gradient and every side effect with eager's.
+"""
+
+import numpy as np
+import paddle
+import pytest
+from conftest import graph_breaks
+from paddle.autograd import run_time_hooks
+
+RUN_TIME_OP = "custom_op.run_tensor_hooks"
+BATCHES = (2, 4, 4, 8)  # the repeated 4 reuses the program of the second call
+
+# What the hooks record, compared with eager's.
+LOG = []
+SCALE = {"value": 2.0}
+MASK = paddle.to_tensor([1.0, 0.0, 1.0, 1.0], dtype="float64")
+
+
+def _store(g):
+    LOG.append(g)
+
+
+def _item(g):
+    LOG.append(g.abs().max().item())
+
+
+def _float(g):
+    LOG.append(float(g.norm()))
+
+
+def _numpy(g):
+    LOG.append(g.numpy().copy())
+
+
+def _branch(g):
+    if g.abs().max() > 0.3:
+        return g * 0.25
+    return None
+
+
+def _by_batch(g):
+    return g / g.shape[0]
+
+
+def _global(g):
+    return g * SCALE["value"]
+
+
+def _eager_mask(g):
+    return g * MASK
+
+
+def _in_place(g):
+    g.detach().scale_(3.0)
+
+
+def _setitem(g):
+    g = g.clone()
+    g[0] = 0.0
+    return g
+
+
+def _print(g):
+    print("hook saw", g.shape, "max", round(float(g.max()), 6))
+
+
+HOOKS = {
+    "store": _store,
+    "item": _item,
+    "float": _float,
+    "numpy": _numpy,
+    "branch": _branch,
+    "shape": _by_batch,
+    "global": _global,
+    "eager_tensor": _eager_mask,
+    "in_place": _in_place,
+    "setitem": _setitem,
+    "print": _print,
+}
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self, hook):
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(4, 4)
+        self.fc2 = paddle.nn.Linear(4, 1)
+        self.hook = hook
+
+    def forward(self, x):
+        h = self.fc1(x)
+        h.register_hook(self.hook)
+        return self.fc2(paddle.tanh(h)).sum()
+
+
+def _logged():
+    return [
+        v.numpy() if isinstance(v, paddle.Tensor) else np.asarray(v)
+        for v in LOG
+    ]
+
+
+def _train(hook, mode, capsys=None):
+    """Gradients of x and of every parameter, the log and what was printed,
+    over three calls with batch sizes 2, 4, 8."""
+    LOG.clear()
+    paddle.seed(7)
+    net = Net(hook).to(dtype="float64")
+    if mode == "sot":
+        net = paddle.jit.to_static(net)
+    elif mode == "ast":
+        net = paddle.jit.to_static(net, full_graph=True)
+    grads = []
+    for i, batch in enumerate(BATCHES):
+        SCALE["value"] = 2.0 + i
+        rng = np.random.default_rng(batch)
+        x = paddle.to_tensor(
+            rng.standard_normal((batch, 4)), stop_gradient=False
+        )
+        net(x).backward()
+        grads.append(x.grad.numpy())
+        for p in net.parameters():
+            grads.append(p.grad.numpy())
+        net.clear_gradients()
+    out = capsys.readouterr().out if capsys is not None else ""
+    # (SOT's info collector prints too)
+    printed = [line for line in out.splitlines() if "hook saw" in line]
+    return grads, _logged(), printed
+
+
+@pytest.mark.usefixtures("sot_env")
+@pytest.mark.parametrize("mode", ["sot", "ast"])
+@pytest.mark.parametrize("kind", sorted(HOOKS))
+def test_hook_runs_at_every_backward_like_eager(kind, mode, capsys):
+    hook = HOOKS[kind]
+    want_grads, want_log, want_printed = _train(hook, "eager", capsys)
+    got_grads, got_log, got_printed = _train(hook, mode, capsys)
+    assert len(got_grads) == len(want_grads)
+    for got, want in zip(got_grads, want_grads):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    assert len(got_log) == len(want_log)
+    for got, want in zip(got_log, want_log):
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
+    assert got_printed == want_printed
+    if mode == "sot":
+        assert graph_breaks() == []
+    if kind == "store":  # real Tensors, not static values
+        assert all(isinstance(g, paddle.Tensor) for g in LOG)
+
+
+def _static_run(hook, use_append_backward):
+    """A plain static program with ``hook`` on an intermediate, run twice."""
+    paddle.enable_static()
+    try:
+        main, startup = paddle.static.Program(), paddle.static.Program()
+        with paddle.static.program_guard(main, startup):
+            x = paddle.static.data("x", [3, 4], "float64")
+            x.stop_gradient = False
+            t = x * 1.5
+            t.register_hook(hook)
+            loss = (paddle.tanh(t) * t).sum()
+            if use_append_backward:
+                (gx,) = [
+                    g
+                    for _, g in paddle.static.append_backward(
+                        loss, parameter_list=[x]
+                    )
+                ]
+            else:
+                (gx,) = paddle.static.gradients([loss], [x])
+        assert RUN_TIME_OP in str(main)
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        exe.run(startup)
+        out = []
+        for i in range(2):
+            SCALE["value"] = 2.0 + i
+            x_np = np.random.default_rng(i).standard_normal((3, 4))
+            out.append(exe.run(main, feed={"x": x_np}, fetch_list=[gx])[0])
+        return out
+    finally:
+        paddle.disable_static()
+
+
+def _static_eager(hook):
+    out = []
+    for i in range(2):
+        SCALE["value"] = 2.0 + i
+        x_np = np.random.default_rng(i).standard_normal((3, 4))
+        x = paddle.to_tensor(x_np, stop_gradient=False)
+        t = x * 1.5
+        t.register_hook(hook)
+        (paddle.tanh(t) * t).sum().backward()
+        out.append(x.grad.numpy())
+    return out
+
+
+@pytest.mark.parametrize("use_append_backward", [False, True])
+@pytest.mark.parametrize(
+    "kind", ["item", "branch", "global", "in_place", "setitem"]
+)
+def test_static_program_runs_hook_at_every_run(kind, use_append_backward):
+    hook = HOOKS[kind]
+    LOG.clear()
+    want = _static_eager(hook)
+    want_log = _logged()
+    LOG.clear()
+    got = _static_run(hook, use_append_backward)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+    got_log = _logged()
+    assert len(got_log) == len(want_log)
+    for g, w in zip(got_log, want_log):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+
+
+def _remover_f(x):
+    handles = {}
+
+    def first(g):
+        handles["second"].remove()
+        return g * 3.0
+
+    def second(g):
+        return g * 100.0
+
+    t = x * 1.5
+    t.register_hook(first)
+    handles["second"] = t.register_hook(second)
+    return (paddle.tanh(t) * t).sum()
+
+
+@pytest.mark.usefixtures("sot_env")
+@pytest.mark.parametrize("mode", ["sot", "ast"])
+def test_hook_removing_a_later_hook_skips_it_like_eager(mode):
+    def grads(f):
+        out = []
+        for _ in range(2):
+            x = paddle.to_tensor([0.5, -1.0, 2.0], stop_gradient=False)
+            f(x).backward()
+            out.append(x.grad.numpy())
+        return out
+
+    want = grads(_remover_f)
+    got = grads(paddle.jit.to_static(_remover_f, full_graph=mode == "ast"))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-6, atol=0)
+
+
+def test_hook_reading_a_traced_tensor_gets_its_run_time_value():
+    seen = []
+
+    def f(x):
+        w = paddle.exp(x)
+        t = x * 2.0
+
+        def hook(g):
+            seen.append(float(w.sum()))
+            return g * w
+
+        t.register_hook(hook)
+        return (t * t).sum()
+
+    xs = [np.array([0.1, 0.2]), np.array([-0.3, 0.4])]
+
+    def run(fn):
+        seen.clear()
+        out = []
+        for a in xs:
+            x = paddle.to_tensor(a, stop_gradient=False)
+            fn(x).backward()
+            out.append(x.grad.numpy())
+        return out, list(seen)
+
+    want, want_seen = run(f)
+    for full_graph in (True, False):
+        got, got_seen = run(paddle.jit.to_static(f, full_graph=full_graph))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+        np.testing.assert_allclose(got_seen, want_seen, rtol=1e-12)
+
+
+def test_error_in_a_run_time_hook_names_the_hook():
+    def broken_hook(g):
+        raise KeyError("no such statistic")
+
+    @paddle.jit.to_static(full_graph=True)
+    def f(x):
+        t = x * 2.0
+        t.register_hook(broken_hook)
+        return t.sum()
+
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    loss = f(x)
+    with pytest.raises(Exception, match="broken_hook.*registered on"):
+        loss.backward()
+
+
+def test_run_time_hook_returning_another_shape_is_a_clear_error():
+    def wrong_shape(g):
+        if g.numpy().size:  # a Python read: runs at run time
+            return g.sum()
+        return None
+
+    @paddle.jit.to_static(full_graph=True)
+    def f(x):
+        t = x * 2.0
+        t.register_hook(wrong_shape)
+        return t.sum()
+
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    loss = f(x)
+    with pytest.raises(
+        Exception, match="wrong_shape.*must not change the shape"
+    ):
+        loss.backward()
+
+
+W = 3.0
+
+
+@pytest.mark.parametrize(
+    "hook, compiled",
+    [
+        (lambda g: None, True),
+        (lambda g: g * 0.5, True),
+        (lambda g: paddle.clip(g, -1.0, 1.0) * 2, True),
+        (lambda g: paddle.nn.functional.relu(g).abs(), True),
+        (lambda g: g * W, False),  # a global: read at each backward
+        (lambda g: g / g.shape[0], False),
+        (lambda g: g.item(), False),
+        (lambda g: g.scale_(2.0), False),
+        (lambda g: g if g.sum() > 0 else None, False),
+        (lambda g: print(g), False),
+        (lambda g: LOG.append(g), False),
+        (_store, False),
+        (max, False),
+    ],
+)
+def test_only_provably_pure_hooks_are_compiled(hook, compiled):
+    assert run_time_hooks.compilable(hook) == compiled
+
+
+@pytest.mark.usefixtures("sot_env")
+@pytest.mark.parametrize("full_graph", [True, False])
+def test_pure_hook_is_compiled_into_the_backward(full_graph):
+    """A pure hook adds its ops to the backward program: no run-time op."""
+
+    @paddle.jit.to_static(full_graph=full_graph)
+    def f(x):
+        t = x * 2.0
+        t.register_hook(lambda g: g * 0.5)
+        return (t * t).sum()
+
+    before = len(run_time_hooks._hooks_of_op)
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    f(x).backward()
+    np.testing.assert_allclose(x.grad.numpy(), [4.0, 8.0])
+    assert len(run_time_hooks._hooks_of_op) == before
+    if not full_graph:
+        assert graph_breaks() == []
+
+
+def test_hook_registering_a_hook_on_a_program_tensor_is_a_clear_error():
+    """Eager applies a hook that a hook registers on an upstream tensor in
+    the same backward; a static backward program was built before it ran."""
+
+    def f(x):
+        u = paddle.sin(x)
+        t = u * 2.0
+
+        def hook(g):
+            u.register_hook(lambda gu: gu * 10.0)
+            return g
+
+        t.register_hook(hook)
+        return (t * t).sum()
+
+    for full_graph in (True, False):
+        x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+        loss = paddle.jit.to_static(f, full_graph=full_graph)(x)
+        with pytest.raises(
+            RuntimeError, match="Register the hook in the traced"
+        ):
+            loss.backward()
+
+
+class _HookInForward(paddle.autograd.PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        y = x * 2.0
+        y.register_hook(lambda g: g * 10.0)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * 2.0
+
+
+def _apply_hook_in_forward(x):
+    return _HookInForward.apply(x * 1.0)
+
+
+@pytest.mark.parametrize("mode", ["eager", "ast", "sot", "static"])
+def test_register_hook_in_pylayer_forward_is_eagers_error(mode):
+    """Eager runs PyLayer.forward without gradient: the hook is an error
+    (the static paths used to accept it and never run it)."""
+    match = "Cannot register hook on a tensor that stop gradient"
+    x_np = np.array([1.0, 2.0])
+    if mode == "static":
+        paddle.enable_static()
+        try:
+            with paddle.static.program_guard(paddle.static.Program()):
+                x = paddle.static.data("x", [2], "float64")
+                x.stop_gradient = False
+                with pytest.raises(RuntimeError, match=match):
+                    _apply_hook_in_forward(x)
+        finally:
+            paddle.disable_static()
+        return
+    f = _apply_hook_in_forward
+    if mode != "eager":
+        f = paddle.jit.to_static(f, full_graph=mode == "ast")
+    x = paddle.to_tensor(x_np, stop_gradient=False)
+    # SOT may report it as its InnerError, with this message, when it
+    # traces the forward into the graph
+    error = Exception if mode == "sot" else RuntimeError
+    with pytest.raises(error, match=match):
+        f(x)
