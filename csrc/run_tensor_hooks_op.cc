@@ -80,8 +80,14 @@ std::string CallHooks(const paddle::Tensor& grad,
                       const std::vector<paddle::Tensor>& captured,
                       int64_t hooks_id,
                       paddle::Tensor* out) {
-  PyRef module(PyImport_ImportModule(kDispatchModule));
-  if (module.ptr == nullptr) return FetchPythonError();
+  // The dispatch function, looked up once (with the GIL held).
+  static PyObject* dispatch = nullptr;
+  if (dispatch == nullptr) {
+    PyRef module(PyImport_ImportModule(kDispatchModule));
+    if (module.ptr == nullptr) return FetchPythonError();
+    dispatch = PyObject_GetAttrString(module.ptr, "dispatch");
+    if (dispatch == nullptr) return FetchPythonError();
+  }
   // The hooks get a copy of the gradient, and the program goes on with a
   // copy of their result: the executor may later write a buffer in place,
   // and a hook may keep its Tensor (grads.append(g)) or change it in place
@@ -98,12 +104,11 @@ std::string CallHooks(const paddle::Tensor& grad,
     if (item == nullptr) return FetchPythonError();
     PyList_SET_ITEM(py_captured.ptr, static_cast<Py_ssize_t>(i), item);
   }
-  PyRef result(PyObject_CallMethod(module.ptr,
-                                   "dispatch",
-                                   "LOO",
-                                   static_cast<long long>(hooks_id),
-                                   py_grad.ptr,
-                                   py_captured.ptr));
+  PyRef result(PyObject_CallFunction(dispatch,
+                                     "LOO",
+                                     static_cast<long long>(hooks_id),
+                                     py_grad.ptr,
+                                     py_captured.ptr));
   if (result.ptr == nullptr) return FetchPythonError();
   if (PyUnicode_Check(result.ptr)) return PyUnicode_AsUTF8(result.ptr);
   try {
@@ -127,6 +132,17 @@ std::vector<paddle::Tensor> RunTensorHooks(
   paddle::Tensor out;
   std::string error;
   {
+    // An executor thread keeps one Python thread state for its life: a
+    // thread state made and dropped at every call would start the
+    // thread's threading.local data (Paddle's mode state) anew each time.
+    static thread_local bool has_thread_state = false;
+    if (!has_thread_state) {
+      if (PyGILState_GetThisThreadState() == nullptr) {
+        PyGILState_Ensure();
+        PyEval_SaveThread();
+      }
+      has_thread_state = true;
+    }
     PyGILState_STATE gil = PyGILState_Ensure();
     error = CallHooks(grad,
                       captured ? *captured : std::vector<paddle::Tensor>(),

@@ -12,7 +12,6 @@ backward of any tensor ``while`` loop there
 (``tests/fuzz/repros/stock_while_loop_backward_middle.py``).
 """
 
-import gc
 
 import numpy as np
 import paddle
@@ -25,15 +24,6 @@ from conftest import (
 )
 
 STATIC = sorted(k for k in STATIC_RUNNERS if k.startswith("static_"))
-
-
-@pytest.fixture(autouse=True)
-def _collect_earlier_garbage():
-    """The garbage of an earlier build, collected during the next one,
-    sometimes crashes it (README, "A crash not understood yet"; about one
-    run of this file in eight without this). Collect it before each test,
-    as the fuzzer does before each program."""
-    gc.collect()
 
 
 @pytest.fixture(params=STATIC)

@@ -6,17 +6,21 @@ now refers to the result (``rebind_after_inplace``), so the later uses of
 and ``y`` gets its gradient. Each op runs eagerly, under AST, SOT
 (``MIN_GRAPH_SIZE=0``) and as a plain static program (both backward APIs),
 on float64 inputs; a use of ``t`` before the op keeps the old value.
+``retain_grads()`` and ``backward()`` inside a converted function are a
+clear error in AST and static programs, eager under SOT.
 """
 
 import warnings
 
 import numpy as np
+import paddle
 import paddle.nn.functional as F
 import pytest
 from conftest import (
     STATIC_RUNNERS,
     _cotangent,
     assert_same_as_eager,
+    graph_breaks,
     run_eager,
     run_to_static,
 )
@@ -156,3 +160,56 @@ def test_hooks_before_and_after_an_inplace_op_see_old_and_new_gradient(mode):
     assert [k for k, _ in got_seen] == [k for k, _ in want_seen]
     for (_, g), (_, w) in zip(got_seen, want_seen):
         np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def _retains(x):
+    t = x * 2.0
+    t.retain_grads()
+    return (t * t).sum()
+
+
+def _calls_backward(x):
+    t = x * 2.0
+    loss = (t * t).sum()
+    loss.backward()
+    return loss
+
+
+def _x():
+    return paddle.to_tensor(np.array([1.0, -2.0]), stop_gradient=False)
+
+
+@pytest.mark.parametrize(
+    "fn, what", [(_retains, "retain_grads"), (_calls_backward, "backward")]
+)
+def test_eager_only_tensor_methods_under_ast_are_a_clear_error(fn, what):
+    with pytest.raises(NotImplementedError, match=rf"Tensor.{what}\(\) on a"):
+        paddle.jit.to_static(fn, full_graph=True)(_x())
+
+
+@pytest.mark.usefixtures("sot_env")
+def test_eager_only_tensor_methods_under_sot_run_eagerly():
+    """SOT breaks the graph at them and runs them eagerly: eager's
+    gradients (and ``t.grad`` for ``retain_grads``)."""
+    for fn in (_retains, _calls_backward):
+        want, got = _x(), _x()
+        loss = fn(want)
+        if fn is _retains:
+            loss.backward()
+        loss = paddle.jit.to_static(fn)(got)
+        if fn is _retains:
+            loss.backward()
+        np.testing.assert_allclose(got.grad.numpy(), want.grad.numpy())
+    assert len(graph_breaks()) >= 2
+
+
+def test_eager_only_tensor_methods_in_a_static_program_are_a_clear_error():
+    paddle.enable_static()
+    try:
+        with paddle.static.program_guard(paddle.static.Program()):
+            x = paddle.static.data("x", [2], "float64")
+            x.stop_gradient = False
+            with pytest.raises(NotImplementedError, match="paddle.static"):
+                (x * 2.0).sum().backward()
+    finally:
+        paddle.disable_static()

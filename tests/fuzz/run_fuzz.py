@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import ast
 import collections
-import gc
 import importlib.util
 import json
 import os
@@ -96,12 +95,6 @@ def worker(args):
     modes = args.modes.split(",")
     lo, hi = map(int, args.indices.split(":"))
     for idx in range(lo, hi):
-        # Collect the previous programs' garbage now: collected while a
-        # later program builds its backward, it can make that build read a
-        # freed value and crash (seed ci, --indices 38:40: SIGSEGV in
-        # `add_n` of a plain static program's gradients, about one run in
-        # five without this). Not understood yet; see the README's gaps.
-        gc.collect()
         print(MARK + json.dumps({"start": idx}), flush=True)
         t0 = time.time()
         stamps = []
