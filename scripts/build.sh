@@ -1,18 +1,22 @@
 #!/usr/bin/env bash
 # Build the patched wheel into dist/ and the test venv .venv (-> .venvs/<dir>).
-# usage: scripts/build.sh [--base-wheel PATH | --base-req REQ]   (env: PADDLE_BASE_WHEEL, PADDLE_BASE_REQ, PATCHES_DIR)
+# usage: scripts/build.sh [--python PYTHON] [--base-wheel PATH | --base-req REQ]
+#   (env: PADDLE_BASE_WHEEL, PADDLE_BASE_REQ, PATCHES_DIR); --python: the interpreter the
+#   wheel and .venv are for (default: python3, the one running this script)
 set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-base_arg=${PADDLE_BASE_WHEEL:-}
+base_arg=${PADDLE_BASE_WHEEL:-} python_arg=''
 while (($#)); do
     case $1 in
+        --python) (($# >= 2)) || die "--python needs an interpreter"; python_arg=$2; shift 2 ;;
+        --python=*) python_arg=${1#*=}; shift ;;
         --base-wheel) (($# >= 2)) || die "--base-wheel needs a path"; base_arg=$2; shift 2 ;;
         --base-wheel=*) base_arg=${1#*=}; shift ;;
         --base-req) (($# >= 2)) || die "--base-req needs a requirement"; export PADDLE_BASE_REQ=$2; shift 2 ;;
         --base-req=*) export PADDLE_BASE_REQ=${1#*=}; shift ;;
-        -h | --help) sed -n '2,3p' "$0"; exit 0 ;;
+        -h | --help) sed -n '2,5p' "$0"; exit 0 ;;
         *) die "unknown argument: $1" ;;
     esac
 done
@@ -30,6 +34,7 @@ current=$(readlink .venv || true)
 for d in .venvs/*; do [[ ! -e $d || $d == "$current" ]] || rm -rf -- "$d"; done
 rm -rf -- build/stage.* dist/.tmp.* .venv.new .cache/base/.download.*
 
+python_target "$python_arg"
 pin_load
 series_load "$patches_dir"
 base_wheel_get "$base_arg"
@@ -41,7 +46,7 @@ patch_hash=$({ printf '%s\n' "$BASE_SHA"; for p in "${PATCHES[@]}"; do cat "$p";
 version=$base_version+patched.$patch_hash
 out=dist/$dist-$version-$tags.whl
 tool_hash=$(cat scripts/build.sh scripts/lib.sh scripts/repack_wheel.py requirements-test.txt csrc/* | sha256sum | cut -c1-16)
-build_id="$version $tool_hash"
+build_id="$version $tool_hash $PY_TAG $PYTHON"
 if [[ -f .venv/.build-id && $(<.venv/.build-id) == "$build_id" && -f $out ]]; then
     echo "up to date: $out"
     exit 0
@@ -69,7 +74,7 @@ python3 scripts/repack_wheel.py "$stage" "$version" "$tmp/$(basename "$out")" ||
 rm -rf -- "$stage"
 
 # Venv at .venvs/<dir>; .venv is switched only once it passed the smoke check.
-python3 -m venv "$venv" || die "python3 -m venv $venv failed"
+"$PYTHON" -m venv "$venv" || die "$PYTHON -m venv $venv failed"
 "$venv/bin/python" -m pip install -q "$tmp/$(basename "$out")" -r requirements-test.txt ||
     die "pip install of the wheel and requirements-test.txt into $venv failed"
 "$venv/bin/python" -m pip check >/dev/null || { "$venv/bin/python" -m pip check >&2; die "pip check failed"; }
@@ -87,7 +92,7 @@ mv -f "$tmp/$(basename "$out")" "$out"
 ln -s "$venv" .venv.new
 mv -T .venv.new .venv
 cleanup_keep "$ROOT/$venv"
-for f in dist/paddlepaddle*.whl; do [[ $f == "$out" ]] || rm -f -- "$f"; done
+for f in dist/paddlepaddle*-"$PY_TAG"-*.whl; do [[ $f == "$out" ]] || rm -f -- "$f"; done
 for d in .venvs/*; do [[ $d == "$venv" ]] || rm -rf -- "$d"; done
 
 echo "built $out ($(du -h "$out" | cut -f1)) in ${SECONDS}s"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Build docker/<cpu|cuda>.Dockerfile (scripts/build.sh inside) and run scripts/test.sh in it.
-# usage: scripts/docker-ci.sh [--cuda] [PYTEST_ARGS...]   (default: cpu, the whole suite)
+# usage: scripts/docker-ci.sh [--cuda | --debian SUITE] [PYTEST_ARGS...]
+#   (default: cpu on the Dockerfile's Debian, the whole suite); --debian: the CPU image on
+#   debian:SUITE-slim, with that release's python3 (bullseye 3.9, bookworm 3.11, trixie 3.13)
 # Uses the Docker daemon at $DOCKER_HOST or /var/run/docker.sock if one answers; else starts
 # dockerd (state in $DOCKER_CI_DIR, default .cache/docker) and stops it on exit. A missing
 # CPU base image is pulled, or made with debootstrap. Needs root for what it installs or starts.
@@ -8,10 +10,14 @@ set -euo pipefail
 # shellcheck source=scripts/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-flavour=cpu
-if [[ ${1:-} == --cuda ]]; then flavour=cuda; shift; fi
+flavour=cpu suite=''
+case ${1:-} in
+    --cuda) flavour=cuda; shift ;;
+    --debian) (($# >= 2)) || die "--debian needs a Debian suite (e.g. trixie)"; suite=$2; shift 2 ;;
+esac
+[[ -z $suite || $suite =~ ^[a-z]+$ ]] || die "--debian: not a Debian suite name: $suite"
 dockerfile=docker/$flavour.Dockerfile
-image=paddle-static-hooks:$flavour
+image=paddle-static-hooks:$flavour${suite:+-$suite}
 state=$(realpath -m "${DOCKER_CI_DIR:-$ROOT/.cache/docker}")
 DOCKER=/usr/bin/docker  # Debian's/Docker's client: BuildKit fails with some other builds of it
 export DOCKER_BUILDKIT=1
@@ -111,6 +117,8 @@ else
 fi
 
 base=$(sed -n 's/^ARG BASE_IMAGE=//p' "$dockerfile")
+build_args=()
+if [[ -n $suite ]]; then base=debian:$suite-slim; build_args=(--build-arg "BASE_IMAGE=$base"); fi
 if [[ $flavour == cpu ]] && ! "$DOCKER" image inspect "$base" >/dev/null 2>&1; then
     "$DOCKER" pull -q "$base" 2>/dev/null || base_image_make "$base"
 fi
@@ -122,7 +130,7 @@ for c in /usr/local/share/ca-certificates/*.crt; do
     cp -- "$c" docker/ca-certificates/
 done
 
-"$DOCKER" build --progress plain --network host -f "$dockerfile" -t "$image" . ||
+"$DOCKER" build --progress plain --network host "${build_args[@]}" -f "$dockerfile" -t "$image" . ||
     die "docker build -f $dockerfile failed"
 if [[ -n $own_daemon ]]; then  # earlier builds' images and cache, in our daemon only
     "$DOCKER" image prune -f >/dev/null && "$DOCKER" builder prune -f --keep-storage 4GB >/dev/null ||

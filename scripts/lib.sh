@@ -28,6 +28,16 @@ trap 'echo "error: terminated (SIGTERM)" >&2; exit 143' TERM
 
 sha256_of() { sha256sum "$1" | cut -d' ' -f1; }
 
+# python_target [PYTHON] -> PYTHON (the interpreter the wheel and venv are for; default
+# python3) and PY_TAG (its CPython wheel tag, e.g. cp311).
+python_target() {
+    PYTHON=${1:-python3}
+    command -v "$PYTHON" >/dev/null || die "Python interpreter not found: $PYTHON"
+    PYTHON=$(command -v "$PYTHON")
+    PY_TAG=$("$PYTHON" -c 'import sys; print("cp%d%d" % sys.version_info[:2])') ||
+        die "$PYTHON does not run"
+}
+
 # base.pin -> PIN_REQ, PIN_COMMIT, PIN_SHAS=("HASH FILENAME" ...)
 pin_load() {
     local pin=$ROOT/base.pin key a b
@@ -66,13 +76,17 @@ EOF
 ) || exit 1
     [[ $commit == "$PIN_COMMIT" ]] ||
         die "base wheel $whl is built from commit $commit, but base.pin pins commit $PIN_COMMIT"
+    [[ $(basename "$whl") == *-"$PY_TAG"-"$PY_TAG"-* ]] ||
+        die "base wheel $whl is not for $PY_TAG ($PYTHON); pass the $PY_TAG wheel or --python for its Python"
 }
 
-# base_wheel_get [PATH] -> BASE_WHEEL, BASE_SHA. PATH (or $PADDLE_BASE_WHEEL), else
+# base_wheel_get [PATH] -> BASE_WHEEL, BASE_SHA, for $PYTHON (python_target; default
+# python3). PATH (or $PADDLE_BASE_WHEEL), else
 # pip download $PADDLE_BASE_REQ (e.g. a GPU build; not cached), else .cache/base/<file>
 # if its hash matches base.pin, else pip download base.pin's requirement into the cache.
 base_wheel_get() {
     local given=${1:-${PADDLE_BASE_WHEEL:-}} req=${PADDLE_BASE_REQ:-} cache=$ROOT/.cache/base line tmp f
+    [[ -n ${PY_TAG:-} ]] || python_target
     if [[ -n $given ]]; then
         [[ -f $given ]] || die "base wheel not found: $given"
         BASE_WHEEL=$(realpath "$given")
@@ -81,7 +95,7 @@ base_wheel_get() {
     fi
     [[ -n $req ]] || for line in "${PIN_SHAS[@]}"; do
         f=$cache/${line#* }
-        [[ -f $f ]] || continue
+        [[ -f $f && $f == *-"$PY_TAG"-* ]] || continue
         if [[ $(sha256_of "$f") == "${line%% *}" ]]; then
             BASE_WHEEL=$f
             base_wheel_verify "$f" "${line%% *}"
@@ -93,7 +107,7 @@ base_wheel_get() {
     tmp=$(mktemp -d "$cache/.download.XXXXXX")
     cleanup_add "$tmp"
     echo "downloading ${req:-$PIN_REQ} ..."
-    python3 -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "${req:-$PIN_REQ}" >&2 ||
+    "$PYTHON" -m pip download -q --no-deps --only-binary=:all: -d "$tmp" "${req:-$PIN_REQ}" >&2 ||
         die "cannot download ${req:-$PIN_REQ} from the package index (or pass --base-wheel PATH)"
     f=$(find "$tmp" -maxdepth 1 -name '*.whl' -print -quit)
     [[ -n $f ]] || die "pip download of ${req:-$PIN_REQ} produced no wheel"
@@ -118,18 +132,18 @@ series_load() {
 
 # hook_op_build PKG: compile csrc/run_tensor_hooks_op.cc (the run-time tensor
 # hook op, loaded by paddle/autograd/run_time_hooks.py) against the headers of
-# the unpacked Paddle package PKG (its paddle/ directory), for the Python
-# running this script, into PKG/libs/libpaddle_run_tensor_hooks.so.
+# the unpacked Paddle package PKG (its paddle/ directory), for $PYTHON (default
+# python3), into PKG/libs/libpaddle_run_tensor_hooks.so.
 hook_op_build() {
     local pkg out py_inc
     pkg=$(realpath -m "$1")
     out=$pkg/libs/libpaddle_run_tensor_hooks.so
     [[ -f $pkg/include/paddle/extension.h ]] || die "no Paddle headers under $pkg/include"
     command -v g++ >/dev/null || die "g++ is needed to build the run-time hook op (Debian: apt-get install g++)"
-    py_inc=$(python3 -c 'import sysconfig; print(sysconfig.get_paths()["include"])') ||
-        die "python3 cannot tell its include directory"
+    py_inc=$("${PYTHON:-python3}" -c 'import sysconfig; print(sysconfig.get_paths()["include"])') ||
+        die "${PYTHON:-python3} cannot tell its include directory"
     [[ -f $py_inc/Python.h ]] ||
-        die "no Python.h in $py_inc: the run-time hook op needs the Python headers (Debian: apt-get install python3-dev)"
+        die "no Python.h in $py_inc: the run-time hook op needs the headers of ${PYTHON:-python3} (Debian: apt-get install python3-dev)"
     g++ -std=c++17 -O2 -fPIC -shared -w -DPADDLE_WITH_CUSTOM_KERNEL -D_GLIBCXX_USE_CXX11_ABI=1 \
         -I"$pkg/include" -I"$pkg/include/third_party" -I"$py_inc" \
         "$ROOT/csrc/run_tensor_hooks_op.cc" -o "$out.tmp" \

@@ -14,11 +14,19 @@ import textwrap
 
 import conftest  # noqa: F401  (sets FLAGS_enable_pir_api before paddle)
 import numpy as np
-import onnxruntime
 import paddle
 import pytest
 from paddle.autograd import PyLayer
 from paddle.static import InputSpec
+
+# paddle2onnx 2.1.0 and the onnx it needs have no CPython 3.13 wheel
+# (requirements-test.txt): ONNX export is tested on 3.9 to 3.12 only.
+ONNX_TESTED = sys.version_info < (3, 13)
+needs_onnx = pytest.mark.skipif(
+    not ONNX_TESTED, reason="paddle2onnx 2.1.0 has no CPython 3.13 wheel"
+)
+if ONNX_TESTED:
+    import onnxruntime
 
 BATCH_SIZES = (1, 3, 7)
 SPEC = [InputSpec([-1, 4], "float32", "x")]
@@ -232,6 +240,7 @@ def test_paddle_inference_equals_eager(model_name, bias, tmp_path):
             np.testing.assert_allclose(g, w, rtol=1e-6, atol=1e-6)
 
 
+@needs_onnx
 @pytest.mark.parametrize("model_name, bias", EXPORT_CASES)
 def test_onnx_equals_eager(model_name, bias, tmp_path):
     net = _model(model_name, bias)
@@ -247,6 +256,7 @@ def test_onnx_equals_eager(model_name, bias, tmp_path):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
+@needs_onnx
 def test_unsupported_op_in_pylayer_is_a_clear_error(tmp_path):
     script = textwrap.dedent(
         f"""
@@ -527,6 +537,7 @@ class MeanOutNet(paddle.nn.Layer):
         return self.linear(x).mean()
 
 
+@needs_onnx
 @pytest.mark.parametrize("reduce", sorted(REDUCE_ALL))
 def test_onnx_reduce_over_all_axes_equals_eager(reduce, tmp_path):
     paddle.seed(2024)
@@ -543,6 +554,7 @@ def test_onnx_reduce_over_all_axes_equals_eager(reduce, tmp_path):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
+@needs_onnx
 def test_onnx_mean_output_equals_eager(tmp_path):
     """A model whose output is a mean over all axes. paddle2onnx gives a
     reduction over all axes the shape [1] (eager: [])."""

@@ -85,3 +85,46 @@ def test_input_hook_reading_a_variable_assigned_later_matches_eager(full_graph):
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
     if not full_graph:
         assert graph_breaks() == []
+
+
+def _build_hook_error(hook):
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [2], "float32")
+            x.stop_gradient = False
+            y = x * 3.0
+            y.register_hook(hook)
+            with pytest.raises(Exception) as info:
+                paddle.static.gradients([y.sum()], [x])
+        return info.value
+    finally:
+        paddle.disable_static()
+
+
+def compiled_hook_that_raises(g):
+    return paddle.reshape(g, [7])  # pure math: built, and fails, at build time
+
+
+def test_error_of_a_compiled_hook_names_the_hook():
+    error = _build_hook_error(compiled_hook_that_raises)
+    notes = "\n".join(getattr(error, "__notes__", []))
+    assert "raised by gradient hook" in notes
+    assert "compiled_hook_that_raises" in notes
+
+
+def test_note_without_add_note_goes_into_the_message(monkeypatch):
+    """Python 3.9 and 3.10 have no ``BaseException.add_note``: the note is
+    appended to the message instead of raising AttributeError."""
+    from paddle.autograd.static_hooks import _add_note
+
+    class OldStyleError(Exception):
+        def __getattribute__(self, name):
+            if name == "add_note":
+                raise AttributeError(name)
+            return super().__getattribute__(name)
+
+    error = OldStyleError("bad gradient")
+    _add_note(error, "raised by gradient hook h")
+    assert str(error) == "bad gradient\nraised by gradient hook h"
