@@ -33,6 +33,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import time
 import zipfile
 from pathlib import Path
@@ -50,13 +51,19 @@ VERSION_FILE = "paddle/version/__init__.py"
 # --------------------------------------------------------------------- pin
 
 
+# The wheel tag of the Python the builds run with (scripts/build.sh builds for
+# python3, the Python of this venv's base).
+PY_TAG = f"cp{sys.version_info[0]}{sys.version_info[1]}"
+
+
 def read_pin():
+    """base.pin's commit and its (sha256, file name) lines for this Python."""
     commit, shas = None, []
     for line in (ROOT / "base.pin").read_text().splitlines():
         parts = line.split()
         if parts[:1] == ["commit"]:
             commit = parts[1]
-        elif parts[:1] == ["sha256"]:
+        elif parts[:1] == ["sha256"] and f"-{PY_TAG}-{PY_TAG}-" in parts[2]:
             shas.append((parts[1], parts[2]))
     return commit, shas
 
@@ -393,6 +400,28 @@ def verify_record(whl):
 
 
 # ------------------------------------------------------------ fast cases
+
+
+def test_python_option(prior_build, base_wheel, tmp_path):
+    """--python names the interpreter to build for: a missing one is a clear
+    error, and a base wheel for another Python is refused."""
+    repo = prior_build
+    before = snapshot(repo)
+    r = run_build(repo, "--python", str(tmp_path / "no-python3"))
+    assert_failed_cleanly(repo, r, before, "Python interpreter not found")
+
+    other = "cp39" if PY_TAG != "cp39" else "cp310"
+    renamed = tmp_path / pinned_name().replace(PY_TAG, other)
+    shutil.copyfile(base_wheel, renamed)
+    pin = repo / "base.pin"
+    with restored(pin):
+        with open(pin, "a") as f:
+            f.write(f"sha256 {sha256_file(renamed)} {renamed.name}\n")
+        r = run_build(repo, "--base-wheel", str(renamed))
+        assert_failed_cleanly(
+            repo, r, before, f"is not for {PY_TAG}", "--python for its Python"
+        )
+    assert_up_to_date(repo, "--python", "python3")
 
 
 def test_wrong_commit_base_wheel(prior_build, base_wheel, tmp_path):
