@@ -1,0 +1,165 @@
+"""``paddle.distributed.fleet.utils.recompute`` of blocks holding a PyLayer
+and hooks, under SOT and AST, against eager (bitwise: the same ops run).
+
+Hooks: one registered eagerly on a parameter of each block (it counts its
+calls), one in ``forward`` on each recomputed block's output, and, with
+``use_reentrant=False``, one inside the block. Batch sizes change between
+calls so that SOT re-traces with a dynamic batch dimension. Stock SOT breaks
+the graph inside ``recompute`` (the tests check where) and runs that part
+eagerly.
+
+With ``use_reentrant=True`` eager runs the block's first forward without
+gradient, so ``register_hook`` inside the block is eager's "stop gradient"
+error; SOT gives the same error, AST applies the hook as documented (the
+gradient of the block's tensor, as without recompute).
+"""
+
+import numpy as np
+import paddle
+import pytest
+from conftest import graph_breaks
+from paddle.distributed.fleet.utils import recompute
+from paddle.jit.sot.opcode_translator.executor.executor_cache import (
+    OpcodeExecutorCache,
+)
+
+BATCHES = (2, 4, 4, 8)
+
+
+class Square(paddle.autograd.PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return g * 2.0 * x
+
+
+class Block(paddle.nn.Layer):
+    def __init__(self, inner_hook):
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 4)
+        self.inner_hook = inner_hook
+
+    def forward(self, x):
+        h = self.fc(x)
+        if self.inner_hook:
+            h.register_hook(lambda g: g * 0.5)
+        return Square.apply(paddle.tanh(h)) + x
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self, use_reentrant, recomputed=True, inner_hook=None):
+        super().__init__()
+        if inner_hook is None:
+            inner_hook = not use_reentrant
+        self.blocks = paddle.nn.LayerList([Block(inner_hook) for _ in range(2)])
+        self.out = paddle.nn.Linear(4, 1)
+        self.use_reentrant = use_reentrant
+        self.recomputed = recomputed
+
+    def forward(self, x):
+        h = x
+        for block in self.blocks:
+            if self.recomputed:
+                h = recompute(block, h, use_reentrant=self.use_reentrant)
+            else:
+                h = block(h)
+            h.register_hook(lambda g: g - 0.25)
+        return self.out(h).sum()
+
+
+def train(mode, **net_args):
+    """Loss, input gradient and parameter gradients at each batch size, and
+    the number of calls of the parameter hooks."""
+    paddle.seed(2026)
+    net = Net(**net_args)
+    calls = []
+    for block in net.blocks:
+        block.fc.weight.register_hook(lambda g: (calls.append(1), g * 3.0)[1])
+    if mode != "eager":
+        net = paddle.jit.to_static(net, full_graph=mode == "ast")
+    rng = np.random.default_rng(0)
+    results = []
+    for n in BATCHES:
+        x = paddle.to_tensor(rng.standard_normal((n, 4)), stop_gradient=False)
+        loss = net(x)
+        loss.backward()
+        grads = [p.grad.numpy() for p in net.parameters()]
+        results.append([loss.numpy(), x.grad.numpy(), *grads])
+        net.clear_gradients()
+    return results, len(calls)
+
+
+def assert_bitwise(got, want):
+    for step, (g, w) in enumerate(zip(got, want)):
+        for i, (a, b) in enumerate(zip(g, w)):
+            np.testing.assert_array_equal(
+                a, b, err_msg=f"batch {BATCHES[step]}, result {i}"
+            )
+
+
+@pytest.fixture(autouse=True)
+def float64():
+    dtype = paddle.get_default_dtype()
+    paddle.set_default_dtype("float64")
+    yield
+    paddle.set_default_dtype(dtype)
+
+
+@pytest.fixture(autouse=True)
+def fresh_sot_cache():
+    """The tests convert the same ``forward``: translate it anew in each, so
+    that each records its own graph breaks."""
+    OpcodeExecutorCache().clear()
+    yield
+    OpcodeExecutorCache().clear()
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_ast(use_reentrant):
+    want, want_calls = train("eager", use_reentrant=use_reentrant)
+    got, calls = train("ast", use_reentrant=use_reentrant)
+    assert_bitwise(got, want)
+    assert calls == want_calls == 2 * len(BATCHES)
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+def test_sot(sot_env, use_reentrant):
+    want, want_calls = train("eager", use_reentrant=use_reentrant)
+    got, calls = train("sot", use_reentrant=use_reentrant)
+    assert_bitwise(got, want)
+    assert calls == want_calls == 2 * len(BATCHES)
+    # Stock SOT breaks the graph in recompute, and runs that part eagerly:
+    # at inspect.signature (callable() of a method), with which the
+    # reentrant recompute binds its arguments, and at get_rng_state (the
+    # CPU generator), where the non-reentrant one saves the RNG state.
+    breaks = graph_breaks()
+    assert breaks, "expected SOT's stock graph break in recompute"
+    stock = "callable" if use_reentrant else "default_cpu_generator"
+    assert all(stock in r for r in breaks), breaks
+
+
+def test_reentrant_hook_inside_block_eager_error():
+    with pytest.raises(RuntimeError, match="stop gradient"):
+        train("eager", use_reentrant=True, inner_hook=True)
+
+
+def test_reentrant_hook_inside_block_sot(sot_env):
+    with pytest.raises(RuntimeError, match="stop gradient"):
+        train("sot", use_reentrant=True, inner_hook=True)
+
+
+def test_reentrant_hook_inside_block_ast():
+    """AST applies the hook: the results are eager's without recompute."""
+    want, want_calls = train(
+        "eager", use_reentrant=True, recomputed=False, inner_hook=True
+    )
+    got, calls = train("ast", use_reentrant=True, inner_hook=True)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    assert calls == want_calls
