@@ -1,0 +1,56 @@
+"""Stock Paddle 3.3.1 crashes when to_static functions are converted one
+after another and each is dropped after its call (no hook, no PyLayer).
+
+    python tests/repro_rebuild_after_free.py [ROUNDS] [--keep]
+
+Each round converts a new function object with ``to_static(full_graph=True)``,
+calls it and runs backward, then drops it. With the garbage collector
+disabled, stock 3.3.1 fails within about 20-70 rounds on Python 3.11 and 3.9
+while building a backward: SIGSEGV in ``add_n`` of a value's partial
+gradients (``make_output_with_output_grad``), or ``(InvalidType) All the
+Values in the input must have the same data type`` there. With the
+collector on, collections change when it happens (``gc.set_threshold(20, 5,
+5)``: a few hundred rounds; default thresholds: 300 rounds passed).
+``--keep`` keeps every ``StaticFunction`` alive: 300 rounds pass. Exits 0
+when all rounds pass.
+"""
+
+import gc
+import sys
+
+import numpy as np
+import paddle
+
+
+def fn(x):
+    t = paddle.sin(x) * 2.0
+    u = t * t * t
+    v = paddle.concat([u, t], axis=0)
+    return (v * v).sum()
+
+
+def one_round(seed, kept):
+    def g(x):  # a new function object each round
+        return fn(x)
+
+    f = paddle.jit.to_static(g, full_graph=True)
+    x = paddle.to_tensor(
+        np.random.default_rng(seed).standard_normal(3), stop_gradient=False
+    )
+    f(x).backward()
+    if kept is not None:
+        kept.append(f)
+
+
+def main():
+    args = [a for a in sys.argv[1:] if a != "--keep"]
+    rounds = int(args[0]) if args else 300
+    kept = [] if "--keep" in sys.argv else None
+    gc.disable()
+    for seed in range(rounds):
+        one_round(seed, kept)
+    print(f"{rounds} rounds passed")
+
+
+if __name__ == "__main__":
+    main()
