@@ -16,6 +16,9 @@ os.environ.setdefault("MIN_GRAPH_SIZE", "0")
 import numpy as np
 import paddle
 import pytest
+from paddle.jit.sot.opcode_translator.executor.executor_cache import (
+    OpcodeExecutorCache,
+)
 from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
 
 RTOL = {"float64": 1e-12, "float32": 1e-6}
@@ -122,6 +125,16 @@ def sot_env(monkeypatch):
     InfoCollector().clear()
     yield
     InfoCollector().clear()
+
+
+@pytest.fixture
+def fresh_sot_cache():
+    """Drop SOT's translations before and after the test, so that a function
+    traced by an earlier test is translated (and its graph breaks recorded)
+    again."""
+    OpcodeExecutorCache().clear()
+    yield
+    OpcodeExecutorCache().clear()
 
 
 def graph_breaks():

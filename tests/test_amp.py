@@ -13,38 +13,19 @@ import numpy as np
 import paddle
 import pytest
 from conftest import graph_breaks
-from paddle.jit.sot.opcode_translator.executor.executor_cache import (
-    OpcodeExecutorCache,
-)
+from data_parallel_worker import Square
 
-pytestmark = pytest.mark.skipif(
-    paddle.is_compiled_with_cuda() or paddle.is_compiled_with_xpu(),
-    reason="these are eager's CPU semantics",
-)
+pytestmark = [
+    pytest.mark.skipif(
+        paddle.is_compiled_with_cuda() or paddle.is_compiled_with_xpu(),
+        reason="these are eager's CPU semantics",
+    ),
+    # the tests convert the same forward: each records its own graph breaks
+    pytest.mark.usefixtures("fresh_sot_cache"),
+]
 
 CASTS = [(level, dtype) for level in ("O1", "O2") for dtype in ("float16", "bfloat16")]  # fmt: skip
 STEPS = 3
-
-
-@pytest.fixture(autouse=True)
-def fresh_sot_cache():
-    """The tests convert the same ``forward``: translate it anew in each, so
-    that each records its own graph breaks."""
-    OpcodeExecutorCache().clear()
-    yield
-    OpcodeExecutorCache().clear()
-
-
-class Square(paddle.autograd.PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensor()
-        return g * 2.0 * x
 
 
 class Net(paddle.nn.Layer):

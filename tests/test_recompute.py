@@ -18,24 +18,12 @@ import numpy as np
 import paddle
 import pytest
 from conftest import graph_breaks
+from data_parallel_worker import Square
 from paddle.distributed.fleet.utils import recompute
-from paddle.jit.sot.opcode_translator.executor.executor_cache import (
-    OpcodeExecutorCache,
-)
 
 BATCHES = (2, 4, 4, 8)
-
-
-class Square(paddle.autograd.PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensor()
-        return g * 2.0 * x
+# the tests convert the same forward: each records its own graph breaks
+pytestmark = pytest.mark.usefixtures("fresh_sot_cache")
 
 
 class Block(paddle.nn.Layer):
@@ -108,15 +96,6 @@ def float64():
     paddle.set_default_dtype("float64")
     yield
     paddle.set_default_dtype(dtype)
-
-
-@pytest.fixture(autouse=True)
-def fresh_sot_cache():
-    """The tests convert the same ``forward``: translate it anew in each, so
-    that each records its own graph breaks."""
-    OpcodeExecutorCache().clear()
-    yield
-    OpcodeExecutorCache().clear()
 
 
 @pytest.mark.parametrize("use_reentrant", [True, False])
