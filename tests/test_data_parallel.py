@@ -6,7 +6,8 @@ The run is real: ``paddle.distributed.launch`` with 2 processes on
 127.0.0.1. Paddle's TCP store listens on all addresses, so the launch runs in
 fresh user, network and PID namespaces (``unshare``): nothing it opens can be
 reached from outside this machine, and killing the ``unshare`` process (by
-PID, on every exit path) kills every process of the run.
+PID, on every exit path) kills every process of the run; the test then
+checks that no process of the run is left.
 """
 
 import importlib.util
@@ -48,6 +49,20 @@ def log_tail(log_dir, n=40):
     return "\n".join(text) or "(no log)"
 
 
+def processes_running(marker):
+    """PIDs of the processes whose command line contains ``marker``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+            except OSError:  # exited meanwhile
+                continue
+            if marker.encode() in cmdline:
+                pids.append(int(entry.name))
+    return pids
+
+
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
     unshare = shutil.which("unshare")
@@ -83,6 +98,10 @@ def ranks(tmp_path_factory):
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+        left = processes_running(str(out))
+        for pid in left:
+            os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes of the run outlived it: {left}"
     files = [out / f"rank{r}.json" for r in range(2)]
     if proc.returncode or not all(f.exists() for f in files):
         pytest.fail(
