@@ -114,6 +114,16 @@ def assert_same_as_eager(fn, inputs, runner):
             )
 
 
+def assert_steps_bitwise(got, want, steps):
+    """``got`` and ``want``: for each of ``steps`` (labels), a list of arrays
+    (loss, gradients, parameters...); the same dtypes and the same bits."""
+    assert len(got) == len(want) == len(steps)
+    for step, g, w in zip(steps, got, want):
+        assert [a.dtype for a in g] == [b.dtype for b in w], step
+        for i, (a, b) in enumerate(zip(g, w)):
+            np.testing.assert_array_equal(a, b, err_msg=f"{step}, result {i}")
+
+
 @pytest.fixture
 def sot_env(monkeypatch):
     """SOT compiles every subgraph, however small, and records graph-break

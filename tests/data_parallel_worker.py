@@ -16,10 +16,6 @@ import socket
 import struct
 import sys
 
-os.environ.setdefault("FLAGS_enable_pir_api", "1")
-os.environ.setdefault("MIN_GRAPH_SIZE", "0")
-os.environ.setdefault("SOT_COLLECT_INFO", "breakgraph_reason")
-
 import numpy as np
 import paddle
 from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
@@ -151,4 +147,8 @@ if __name__ == "__main__":
             + ["--nproc_per_node", str(NPROC), "--host", "127.0.0.1"]
             + ["--log_dir", log_dir, os.path.abspath(__file__), out_dir],
         )
+    # SOT reads these at each use; set here, not at import, so that the
+    # tests importing this module keep their environment
+    os.environ.setdefault("MIN_GRAPH_SIZE", "0")
+    os.environ.setdefault("SOT_COLLECT_INFO", "breakgraph_reason")
     run_rank(sys.argv[1])

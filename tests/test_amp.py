@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 import paddle
 import pytest
-from conftest import graph_breaks
+from conftest import assert_steps_bitwise, graph_breaks
 from data_parallel_worker import Square
 
 pytestmark = [
@@ -88,10 +88,7 @@ def train(mode, level, dtype, where, decorate=False, scaler=False):
 
 
 def assert_bitwise(got, want):
-    for step, (g, w) in enumerate(zip(got, want)):
-        assert [a.dtype for a in g] == [b.dtype for b in w]
-        for i, (a, b) in enumerate(zip(g, w)):
-            np.testing.assert_array_equal(a, b, err_msg=f"step {step}, {i}")
+    assert_steps_bitwise(got, want, [f"step {i}" for i in range(STEPS)])
 
 
 @pytest.mark.parametrize("where", ["around", "inside"])

@@ -10,7 +10,6 @@ PID, on every exit path) kills every process of the run; the test then
 checks that no process of the run is left.
 """
 
-import importlib.util
 import json
 import os
 import shutil
@@ -19,25 +18,17 @@ import subprocess
 import sys
 from pathlib import Path
 
+import data_parallel_worker as worker
 import numpy as np
 import paddle
 import pytest
 
-WORKER = Path(__file__).with_name("data_parallel_worker.py")
+WORKER = Path(worker.__file__)
 TIMEOUT_S = 300
 UNSHARE = [
     "--user", "--map-root-user", "--net", "--pid", "--fork", "--kill-child",
     "--mount-proc",
 ]  # fmt: skip
-
-
-def load_worker():
-    spec = importlib.util.spec_from_file_location(
-        "data_parallel_worker", WORKER
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def log_tail(log_dir, n=40):
@@ -113,7 +104,6 @@ def ranks(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def one_process():
-    worker = load_worker()
     dtype = paddle.get_default_dtype()
     paddle.set_default_dtype("float64")
     try:
@@ -124,10 +114,10 @@ def one_process():
     return [np.array(p) for p in params], len(calls)
 
 
-@pytest.mark.parametrize("variant", load_worker().VARIANTS)
+@pytest.mark.parametrize("variant", worker.VARIANTS)
 def test_two_processes_train_like_one(ranks, one_process, variant):
     want, want_calls = one_process
-    assert want_calls == len(load_worker().BATCHES)
+    assert want_calls == len(worker.BATCHES)
     for rank, result in enumerate(ranks):
         got = result[variant]
         for i, (g, w) in enumerate(zip(got["params"], want)):

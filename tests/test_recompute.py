@@ -17,7 +17,7 @@ gradient of the block's tensor, as without recompute).
 import numpy as np
 import paddle
 import pytest
-from conftest import graph_breaks
+from conftest import assert_steps_bitwise, graph_breaks
 from data_parallel_worker import Square
 from paddle.distributed.fleet.utils import recompute
 
@@ -83,11 +83,7 @@ def train(mode, **net_args):
 
 
 def assert_bitwise(got, want):
-    for step, (g, w) in enumerate(zip(got, want)):
-        for i, (a, b) in enumerate(zip(g, w)):
-            np.testing.assert_array_equal(
-                a, b, err_msg=f"batch {BATCHES[step]}, result {i}"
-            )
+    assert_steps_bitwise(got, want, [f"batch {n}" for n in BATCHES])
 
 
 @pytest.fixture(autouse=True)
