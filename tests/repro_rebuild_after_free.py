@@ -5,14 +5,21 @@ after another and each is dropped after its call (no hook, no PyLayer).
 
 Each round converts a new function object with ``to_static(full_graph=True)``,
 calls it and runs backward, then drops it. With the garbage collector
-disabled, stock 3.3.1 fails within about 20-70 rounds on Python 3.11 and 3.9
-while building a backward: SIGSEGV in ``add_n`` of a value's partial
-gradients (``make_output_with_output_grad``), or ``(InvalidType) All the
-Values in the input must have the same data type`` there. With the
-collector on, collections change when it happens (``gc.set_threshold(20, 5,
-5)``: a few hundred rounds; default thresholds: 300 rounds passed).
-``--keep`` keeps every ``StaticFunction`` alive: 300 rounds pass. Exits 0
-when all rounds pass.
+disabled, stock 3.3.1 fails within about 10-70 rounds on every Python while
+building a backward: SIGSEGV in ``add_n`` of a value's partial gradients
+(``make_output_with_output_grad``), ``(InvalidType) All the Values in the
+input must have the same data type`` there, or "we can only get name of
+Value". ``--keep`` keeps every ``StaticFunction`` alive. Exits 0 when all
+rounds pass.
+
+Cause: ``Block.kwargs`` returns views of the block's storage (pybind11
+``return_value_policy::reference``); ``RunnableProgram``'s
+``_get_program_all_values`` keeps them in a reference cycle past their
+program's life, and pybind11 returns such a stale view for a later Value
+cast at the same address (here, among ``call_vjp``'s results) instead of a
+copy. The patched ``Block.args`` / ``Block.kwargs`` /
+``WhileOp.block_arguments`` return owning copies
+(``tests/test_block_argument_values.py`` runs this file).
 """
 
 import gc

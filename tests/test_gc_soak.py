@@ -1,13 +1,12 @@
 """Garbage collection during backward builds.
 
-A collection that frees an earlier backward build's state in the middle of
-a later build crashed that build (SIGSEGV in ``add_n``, or a wrong
-gradient). The state was kept alive by reference cycles of
-``append_backward_ops``' recursive closures until a collection ran; it is
-freed when the build ends now. The fuzzer and the tests no longer collect
-garbage between programs.
+Collections used to decide when stale block-argument views (see
+``test_block_argument_values.py``) crashed a later build, so this file
+keeps two guards:
 
-- Every build leaves no backward ``State`` to the collector.
+- Every build leaves no backward ``State`` to the collector: the build
+  breaks the reference cycles of ``append_backward_ops``' recursive
+  closures when it ends.
 - A soak run: 2,000 builds (static programs with a hook, ``cond``,
   ``while_loop`` and a PyLayer; AST and SOT functions with compiled and
   run-time hooks, an ``if`` and a PyLayer) in one process, with the
