@@ -186,3 +186,19 @@ def test_hooks_before_and_after_a_break_on_an_unused_tensor_run_in_order():
 
     assert_same_as_eager(f, random_inputs([2, 3]), run_sot)
     assert len(graph_breaks()) >= 1
+
+
+def test_hook_defined_in_exec_code_breaks_the_graph_and_matches_eager():
+    # Code run by exec() with a namespace of its own has no module whose
+    # globals a captured hook could use: SOT breaks the graph (it raised
+    # KeyError: None) and runs the registration eagerly.
+    namespace = {"paddle": paddle}
+    exec(
+        "def f(x):\n"
+        "    t = paddle.tanh(x)\n"
+        "    t.register_hook(lambda g: g * 2.0)\n"
+        "    return t * x\n",
+        namespace,
+    )
+    assert_same_as_eager(namespace["f"], random_inputs([3]), run_sot)
+    assert any("not in a module" in r for r in graph_breaks())

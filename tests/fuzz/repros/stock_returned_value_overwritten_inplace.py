@@ -6,7 +6,11 @@ value's buffer (the inplace pass does not treat the value as an output):
 * AST (and SOT): `v2 = matmul(x, x.T)`, `v5 = v2 + v2`, return `v5, v2`
   returns `v5` in place of `v2`;
 * SOT: `v1 = cos(x1)`, `v6 = v1 + x1` before a graph break (a tensor `if`),
-  `v1` returned after it: `v1` comes out as `v6`.
+  `v1` returned after it: `v1` comes out as `v6`;
+* the same with `v1` the output of a PyLayer (patched SOT only: it
+  captures `PyLayer.apply`, where stock SOT breaks the graph and runs the
+  PyLayer eagerly, which is right).
+With FLAGS_pir_apply_inplace_pass=0 all three are right.
 
 Found by the fuzzer (seeds s10, program 50, and s15, program 549) once
 programs returned a second value; minimized. The fuzzer now returns a copy
@@ -24,6 +28,7 @@ sys.path.insert(
 
 import paddle  # noqa: E402
 from harness import check  # noqa: E402
+from paddle.autograd import PyLayer  # noqa: E402
 
 
 def returned_matmul(x0):
@@ -42,9 +47,30 @@ def returned_across_graph_break(x0, x1):
     return x0 * 2.0 + r * 0.0, v1 * 1.0
 
 
+class CosCos(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        return paddle.cos(paddle.cos(a)) * 1.5
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 1.5
+
+
+def pylayer_output_across_graph_break(x0, x1):
+    v1 = x1[:, 1:2]
+    v3 = paddle.cos(v1)
+    v4 = CosCos.apply(v1)
+    v5 = v4 - v3
+    if x1.mean() > 0:
+        pass
+    return v4 * 1.0, v5 * 1.0
+
+
 CASES = [
     (returned_matmul, [[2, 3]], ["ast", "sot"], 0),
     (returned_across_graph_break, [[1, 2], [1, 2]], ["sot"], 3),
+    (pylayer_output_across_graph_break, [[2, 3, 2], [2, 2]], ["sot"], 0),
 ]
 
 

@@ -47,9 +47,7 @@ class TestRegisterHookOnIfResultAlias(unittest.TestCase):
         static_fn = paddle.jit.to_static(alias_with_other_use, full_graph=True)
         with self.assertRaisesRegex(NotImplementedError, "returns unchanged"):
             self.grad(static_fn, x)
-
-    def test_alias_without_other_use_matches_eager(self):
-        x = np.abs(np.random.default_rng(46).standard_normal([4]))
+        # Without another use of the Tensor the hook's gradient is eager's.
         fn = alias_without_other_use
         static_fn = paddle.jit.to_static(fn, full_graph=True)
         for sign in (1.0, -1.0):
