@@ -20,8 +20,16 @@ import subprocess
 import sys
 
 import paddle
+import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+@pytest.fixture
+def static_mode():
+    paddle.enable_static()
+    yield
+    paddle.disable_static()
 
 
 def _program_with_data():
@@ -31,61 +39,45 @@ def _program_with_data():
     return prog, x
 
 
+@pytest.mark.usefixtures("static_mode")
 def test_args_stay_valid_when_the_block_adds_arguments():
-    paddle.enable_static()
-    try:
-        prog, x = _program_with_data()
-        block = prog.global_block()
+    prog, x = _program_with_data()
+    block = prog.global_block()
+    block.add_arg(x.type())
+    held = block.args()
+    for _ in range(64):  # reallocates the block's argument vector
         block.add_arg(x.type())
-        held = block.args()
-        for _ in range(64):  # reallocates the block's argument vector
-            block.add_arg(x.type())
-        assert held[0].is_same(block.args()[0])
-    finally:
-        paddle.disable_static()
+    assert held[0].is_same(block.args()[0])
 
 
+@pytest.mark.usefixtures("static_mode")
 def test_while_block_arguments_stay_valid_when_the_body_adds_arguments():
-    paddle.enable_static()
-    try:
-        with paddle.static.program_guard(paddle.static.Program()):
-            x = paddle.static.data("x", [3], "float32")
-            i = paddle.zeros([1])
-            paddle.static.nn.while_loop(
-                lambda i, y: i < 3, lambda i, y: (i + 1, y * 2.0), [i, x]
-            )
-            block = paddle.static.default_main_program().global_block()
-            (while_op,) = [o for o in block.ops if o.name() == "pd_op.while"]
-            loop = while_op.as_while_op()
-            held = loop.block_arguments()
-            for _ in range(64):
-                loop.body().add_arg(x.type())
-            assert [
-                v.is_same(w) for v, w in zip(held, loop.block_arguments())
-            ] == [
-                True,
-                True,
-            ]
-    finally:
-        paddle.disable_static()
+    prog, x = _program_with_data()
+    with paddle.static.program_guard(prog):
+        i = paddle.zeros([1])
+        paddle.static.nn.while_loop(
+            lambda i, y: i < 3, lambda i, y: (i + 1, y * 2.0), [i, x]
+        )
+    (while_op,) = [
+        o for o in prog.global_block().ops if o.name() == "pd_op.while"
+    ]
+    loop = while_op.as_while_op()
+    held = loop.block_arguments()
+    for _ in range(64):
+        loop.body().add_arg(x.type())
+    assert len(held) == 2
+    assert all(v.is_same(w) for v, w in zip(held, loop.block_arguments()))
 
 
+@pytest.mark.usefixtures("static_mode")
 def test_kwargs_values_are_not_aliases_of_the_block_storage():
-    paddle.enable_static()
-    try:
-        prog, x = _program_with_data()
-        block = prog.global_block()
-        block.add_kwarg("k", x.type())
-        first, second = block.kwargs()["k"], block.kwargs()["k"]
-        # One Value each call, both the same block argument.
-        assert first is not second
-        assert first.is_same(second)
-        del prog, block
-        # The handle stays readable after its program is freed (it is not a
-        # view of freed storage); it is never dereferenced here.
-        assert first.hash() == second.hash()
-    finally:
-        paddle.disable_static()
+    prog, x = _program_with_data()
+    block = prog.global_block()
+    block.add_kwarg("k", x.type())
+    first, second = block.kwargs()["k"], block.kwargs()["k"]
+    # One Value each call, both the same block argument.
+    assert first is not second
+    assert first.is_same(second)
 
 
 def test_to_static_rebuilds_with_dropped_functions():
