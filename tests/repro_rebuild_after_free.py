@@ -9,8 +9,8 @@ disabled, stock 3.3.1 fails within about 10-70 rounds on every Python while
 building a backward: SIGSEGV in ``add_n`` of a value's partial gradients
 (``make_output_with_output_grad``), ``(InvalidType) All the Values in the
 input must have the same data type`` there, or "we can only get name of
-Value". ``--keep`` keeps every ``StaticFunction`` alive. Exits 0 when all
-rounds pass.
+Value". ``--keep`` keeps every ``StaticFunction`` alive. Each round also
+checks ``x.grad`` against eager (rtol 1e-12); exits 0 when all rounds pass.
 
 Cause: ``Block.kwargs`` returns views of the block's storage (pybind11
 ``return_value_policy::reference``); ``RunnableProgram``'s
@@ -41,10 +41,14 @@ def one_round(seed, kept):
         return fn(x)
 
     f = paddle.jit.to_static(g, full_graph=True)
-    x = paddle.to_tensor(
-        np.random.default_rng(seed).standard_normal(3), stop_gradient=False
-    )
-    f(x).backward()
+    grads = []
+    for run in (f, fn):  # converted, then eager (the reference)
+        x = paddle.to_tensor(
+            np.random.default_rng(seed).standard_normal(3), stop_gradient=False
+        )
+        run(x).backward()
+        grads.append(x.grad.numpy())
+    np.testing.assert_allclose(*grads, rtol=1e-12, err_msg=f"round {seed}")
     if kept is not None:
         kept.append(f)
 
