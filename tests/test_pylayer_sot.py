@@ -813,3 +813,43 @@ def test_backward_returns_none_gives_none_like_eager_and_native_ops():
 def test_output_computed_from_a_detached_input_is_differentiable():
     # The static output was stop_gradient: `backward` never ran.
     same_as_eager(lambda x: DetachedForward.apply(x) * x, [2, 3])
+
+
+class NoInputGrad(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        return paddle.sin(a) * 2.0
+
+    @staticmethod
+    def backward(ctx, d):
+        return None
+
+
+def _no_input_grad(x):
+    y = NoInputGrad.apply(x)
+    return paddle.sin(y), y * y
+
+
+def _run_no_input_grad(fn, hooks):
+    calls = []
+    x = paddle.to_tensor(random_inputs([2, 3])[0], stop_gradient=False)
+    for _ in range(hooks):
+        x.register_hook(lambda g: calls.append(float(g.abs().max())))
+    a, b = fn(x)
+    (a.sum() + b.sum()).backward()
+    return [a.is_leaf, a.grad, b.is_leaf, b.grad, x.grad, calls]
+
+
+@pytest.mark.parametrize("full_graph", [False, True], ids=["sot", "ast"])
+@pytest.mark.parametrize("hooks", [0, 2])
+def test_pylayer_giving_no_input_grad(full_graph, hooks):
+    # Found by the fuzzer: a run with every input detached (none gets a
+    # gradient) returned leaves, which kept the caller's gradient and, with
+    # hooks on the input, failed in SOT ("Leaf Var ... can't use inplace").
+    want = _run_no_input_grad(_no_input_grad, hooks)
+    assert want == [False, None, False, None, None, []]
+    static_fn = paddle.jit.to_static(_no_input_grad, full_graph=full_graph)
+    for _ in range(2):
+        assert _run_no_input_grad(static_fn, hooks) == want
+    if not full_graph:
+        assert graph_breaks() == []

@@ -705,20 +705,14 @@ class Generator:
         while self.handles and r.random() < 0.5:
             self.maybe_remove(body, "    ", prob=1.0)
         # Sometimes also return a value the caller does not differentiate
-        # (its own Random: the rest of the program stays as it was): a copy
-        # of one that no op uses (hooks may). Stock to_static may return an
-        # intermediate overwritten in place by another of its uses
-        # (repros/stock_returned_value_overwritten_inplace.py).
+        # (its own Random: the rest of the program stays as it was): an
+        # intermediate, itself (other ops may read it) or a copy of it.
         extra = random.Random(f"{self.seed!r}-extra-output")
-        text = "\n".join(line for line in body if "register_hook(" not in line)
-        candidates = [
-            v
-            for v in vals[n_inputs:]
-            if not v.nograd and len(re.findall(rf"\b{v.name}\b", text)) == 1
-        ]
+        candidates = [v for v in vals[n_inputs:] if not v.nograd]
         if candidates and extra.random() < 0.3:
             aux = extra.choice(candidates).name
-            body.append(f"    return out, {aux} * 1.0")
+            copy = " * 1.0" if extra.random() < 0.5 else ""
+            body.append(f"    return out, {aux}{copy}")
         else:
             body.append("    return out")
 

@@ -137,15 +137,9 @@ def compare(ref, got, mode, has_if=False):
 
 
 # Stock 3.3.1 bugs that raise (never a wrong gradient) and are not fixed by
-# the patch set: reported as "known", not as failures (README, upstream
-# bugs; reproducers in repros/). (modes, substrings of the error, reproducer)
-KNOWN_UPSTREAM_ERRORS = [
-    (
-        ("ast",),
-        ("Tensor holds no memory", "pd_op.if"),
-        "repros/stock_pylayer_output_in_if_no_memory.py",
-    ),
-]
+# the patch set: reported as "known", not as failures (docs/upstream-bugs.md;
+# reproducers in repros/). (modes, substrings of the error, reproducer)
+KNOWN_UPSTREAM_ERRORS = []
 
 
 # Clear errors the patch set raises on purpose where it cannot give eager's
