@@ -20,11 +20,14 @@ def returned_and_added(x, c):
     return y + y, y
 
 
-def returned_and_added_twice(x, c):
-    # two later readers, one of them an op with an inplace variant
-    y = paddle.tanh(x)
-    z = paddle.exp(y) + 1.0
-    return z * c, y, paddle.sin(y)
+def returned_and_read_twice(x, c):
+    # two later readers whose backward needs only the shape of `y`
+    # (`sum_grad`, `add_grad`; `sin_grad` reads `x`); `add` can run in
+    # place on `y`
+    y = paddle.sin(x)
+    s = y.sum()
+    z = y + paddle.exp(y)
+    return z * c + s, y
 
 
 def returned_across_graph_break(x, c):
@@ -120,7 +123,7 @@ def pylayer_output_read_in_both_branches(x, c):
 
 FUNCTIONS = [
     returned_and_added,
-    returned_and_added_twice,
+    returned_and_read_twice,
     returned_across_graph_break,
     pylayer_output_across_graph_break,
     pylayer_output_returned,
@@ -133,7 +136,7 @@ FUNCTIONS = [
 
 NO_GRAPH_BREAK = [
     returned_and_added,
-    returned_and_added_twice,
+    returned_and_read_twice,
     pylayer_output_returned,
 ]
 
