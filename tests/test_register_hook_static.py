@@ -613,7 +613,7 @@ def test_hook_on_value_used_only_in_a_branch_runs_only_when_it_ran(full_graph):
 
 def test_hook_on_value_used_in_a_nested_branch_runs_only_when_it_ran():
     # The inner condition is computed outside the outer `if`: one computed
-    # inside it cannot be read by the hook's backward (README gap).
+    # inside it cannot be read by the hook's backward (docs/status.md).
     def f(x):
         t = paddle.sin(x)
         t.register_hook(lambda g: g + 1.0)

@@ -8,9 +8,9 @@ failure, not a dead pytest). The test fails listing every failing program;
 rerun one with ``python tests/fuzz/run_fuzz.py --seed ci --start I --count 1``.
 
 Run by ``.ci/run`` (``scripts/test.sh tests/fuzz/fuzz_batch.py``, about 4
-minutes), not by the default suite. Known upstream errors (README) are
-reported as "known", and the clear errors the patch set raises on purpose
-(``harness.BY_DESIGN_ERRORS``) as "by-design", not as failures.
+minutes), not by the default suite. The clear errors the patch set raises
+on purpose (``harness.BY_DESIGN_ERRORS``) are reported as "by-design", not
+as failures.
 
 Set ``FUZZ_INJECT_BUG=1`` to make static-graph hooks no-ops: the test must
 then fail (self-check of the fuzzer).

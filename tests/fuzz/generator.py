@@ -10,7 +10,7 @@ removed), and optionally a tensor-dependent ``if``.
 Eager Paddle is the reference, so PyLayer backwards need not be the true
 gradient; they only have to return gradients of the right shapes.
 
-Things the generator avoids on purpose, because the README lists them as
+Things the generator avoids on purpose, because docs/status.md lists them as
 differences by design:
 - hooks on outputs of a PyLayer (eager ignores them, static paths apply them);
 - hooks on parameters (there are none);
@@ -50,7 +50,7 @@ class Val:
     input_alias: bool = False  # a full slice of an input: the input itself
 
 
-# README gap: under SOT, a value of the graph compiled before the `if` whose
+# docs/status.md gap: under SOT, a value of the graph compiled before the `if` whose
 # uses all feed outputs that only the branch not taken uses gets zeros (the
 # graph's backward fills the outputs' missing gradients) where eager gives
 # no gradient, and a hook that changes zeros (`g + 1`) changes it.
@@ -255,7 +255,7 @@ class Generator:
             if g in grads:
                 # One Tensor returned for two inputs: eager (stock 3.3.1)
                 # may accumulate another gradient into it in place, which
-                # changes the other input's gradient (README: upstream bugs).
+                # changes the other input's gradient (docs/upstream-bugs.md).
                 g = f"{g} * 1.0"
             grads.append(g)
         L.append(f"        return {', '.join(grads)}")
@@ -318,7 +318,7 @@ class Generator:
                 and self.hook_reads
                 and not _is_input_tensor(self.hook_reads)
             ):
-                # README: a hook on a to_static input runs eagerly, where a
+                # docs/status.md: a hook on a to_static input runs eagerly, where a
                 # tensor computed in the function does not exist (AST: clear
                 # error; SOT runs that frame eagerly).
                 self.expect_error["ast"] = "NotImplementedError"

@@ -136,14 +136,8 @@ def compare(ref, got, mode, has_if=False):
     return None
 
 
-# Stock 3.3.1 bugs that raise (never a wrong gradient) and are not fixed by
-# the patch set: reported as "known", not as failures (docs/upstream-bugs.md;
-# reproducers in repros/). (modes, substrings of the error, reproducer)
-KNOWN_UPSTREAM_ERRORS = []
-
-
 # Clear errors the patch set raises on purpose where it cannot give eager's
-# gradient (README "Known differences"): reported as "by-design", not as
+# gradient (docs/status.md, "Known differences"): reported as "by-design", not as
 # failures. (modes, substrings of the error)
 BY_DESIGN_ERRORS = [
     # SOT: a hook registered after a graph break on a tensor the graph
@@ -151,17 +145,9 @@ BY_DESIGN_ERRORS = [
     (("sot",), ("computed and used before a graph break",)),
     # A hook on a non-leaf input of a to_static program (under SOT, a
     # tensor computed before a graph break) that a backward may not reach,
-    # computed by an op that cannot take 'no gradient' (README).
+    # computed by an op that cannot take 'no gradient' (docs/status.md).
     (("ast", "sot"), ("so the hooks cannot be skipped",)),
 ]
-
-
-def _known_upstream_error(mode, e):
-    text = str(e)
-    for modes, parts, repro in KNOWN_UPSTREAM_ERRORS:
-        if mode in modes and all(p in text for p in parts):
-            return repro
-    return None
 
 
 def _exc(e):
@@ -202,8 +188,6 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
                 traceback.print_exc()
             if want_exc and type(e).__name__ == want_exc:
                 res[mode] = ("pass", f"expected {want_exc}")
-            elif repro := _known_upstream_error(mode, e):
-                res[mode] = ("known", f"known upstream bug: {repro}")
             elif any(
                 mode in modes and all(p in str(e) for p in parts)
                 for modes, parts in BY_DESIGN_ERRORS
