@@ -11,11 +11,13 @@ Each test runs the same code eagerly and under SOT (``MIN_GRAPH_SIZE=0``,
 every gradient and every side effect with eager's.
 """
 
+import functools
+
 import numpy as np
 import paddle
 import pytest
 from conftest import graph_breaks
-from paddle.autograd import run_time_hooks
+from paddle.autograd import PyLayer, run_time_hooks
 
 RUN_TIME_OP = "custom_op.run_tensor_hooks"
 BATCHES = (2, 4, 4, 8)  # the repeated 4 reuses the program of the second call
@@ -435,3 +437,72 @@ def test_register_hook_in_pylayer_forward_is_eagers_error(mode):
     error = Exception if mode == "sot" else RuntimeError
     with pytest.raises(error, match=match):
         f(x)
+
+
+def _scale(g, c):
+    return g * c
+
+
+class _CosPair(PyLayer):
+    @staticmethod
+    def forward(ctx, a0, a1):
+        t1 = paddle.cos(a1)
+        o0 = paddle.tanh(t1)
+        o1 = paddle.sin(t1)
+        return (o0, o1)
+
+    @staticmethod
+    def backward(ctx, d0, d1):
+        return (None, d1 * 2.0 + d0)
+
+
+def _reached_read_by_run_time_hook(x0, x2):
+    v1 = x0 * x2
+    v2 = paddle.reshape(v1, [-1])
+    v4 = v1 * 3.0
+    if x0.mean() > 0:
+        b6 = paddle.sin(x2)
+        b9 = paddle.cos(b6)
+        r5 = b9 * -1.5
+    else:
+        b10 = paddle.square(x2)
+        b10.register_hook(functools.partial(_scale, c=0.25))
+        b12 = b10 * x2
+        r5 = b12 * 0.25
+    v13 = v4 * v4
+    v14 = x0 * 2.0
+    v15 = v13 - x0
+    v16 = r5 / (paddle.square(v14) + 1.0)
+    r5.register_hook(functools.partial(_scale, c=2.0))
+    v17, v18 = _CosPair.apply(x0, paddle.cos(v15))
+    v14.register_hook(lambda g: g * paddle.tanh(v15))
+    out = v17 + v2.sum()
+    return (out, v16)
+
+
+def _run_reached_case(fn, x0, x2):
+    xs = [paddle.to_tensor(a, stop_gradient=False) for a in (x0, x2)]
+    out, extra = fn(*xs)
+    cot = np.random.default_rng(5).standard_normal(out.shape)
+    (out * paddle.to_tensor(cot)).sum().backward()
+    return [out.numpy(), extra.numpy()] + [x.grad.numpy() for x in xs]
+
+
+@pytest.mark.parametrize("mode", ["ast", "sot"])
+@pytest.mark.parametrize("sign", [-1.0, 1.0], ids=["else", "then"])
+def test_run_time_hook_and_compiled_hook_share_a_reach_signal(mode, sign):
+    # Found by the fuzzer: the signal telling whether a gradient reached a
+    # value is read by a run-time hook op in the backward of an `if` and
+    # selects a compiled hook's result; running `reshape` of it in place
+    # failed (AST, `else` taken: "Tensor holds no memory").
+    rng = np.random.default_rng(392)
+    x0 = sign * np.abs(rng.standard_normal([3, 2]))
+    x2 = rng.standard_normal([2])
+    want = _run_reached_case(_reached_read_by_run_time_hook, x0, x2)
+    static_fn = paddle.jit.to_static(
+        _reached_read_by_run_time_hook, full_graph=mode == "ast"
+    )
+    for _ in range(2):
+        got = _run_reached_case(static_fn, x0, x2)
+        for i, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=f"result {i}")
