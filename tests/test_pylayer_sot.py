@@ -709,14 +709,30 @@ _calls = []
 class Printing(PyLayer):
     @staticmethod
     def forward(ctx, a):
-        _calls.append("forward")
         print("forward got", a)
         return a * 2
 
     @staticmethod
     def backward(ctx, d):
-        _calls.append("backward")
         print("backward got", d)
+        return d * 3
+
+
+class Recording(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        _calls.append("forward")
+        return a * 2
+
+    @staticmethod
+    def backward(ctx, d):
+        _calls.append("backward")
+        return d * 3
+
+
+class RecordingForward(Recording):
+    @staticmethod
+    def backward(ctx, d):
         return d * 3
 
 
@@ -744,28 +760,45 @@ def test_print_of_a_tensor_in_forward_and_backward_prints_at_every_call(
         assert graph_breaks() == []
 
 
-@pytest.mark.parametrize("full_graph", [False, True])
-def test_python_side_effects_of_forward_run_when_traced(full_graph):
-    # Eager runs `forward` at every call. to_static runs the Python code of
-    # `forward` and `backward` only while it builds the program: AST traces
-    # `forward` once; SOT traces it twice (once, into a scratch program, to
-    # learn its outputs while the frame is simulated, once into the compiled
-    # program).
+def test_python_side_effects_of_forward_and_backward_under_sot_run_eagerly():
+    # SOT breaks the graph at a PyLayer whose `forward` or `backward` stores
+    # into a global: the layer runs eagerly, at every call, as in eager.
     def fn(x):
-        return Printing.apply(x) - 1
+        return Recording.apply(x) - 1
 
-    f = paddle.jit.to_static(fn, full_graph=full_graph)
+    f = paddle.jit.to_static(fn)
     _calls.clear()
     for _ in range(3):
         x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
         f(x).sum().backward()
-    n_forward = 1 if full_graph else 2
-    assert _calls == ["forward"] * n_forward + ["backward"]
+    assert _calls == ["forward", "backward"] * 3
+    assert any(
+        "Recording.forward` calls `_calls.append`" in r for r in graph_breaks()
+    )
+
+
+def test_python_side_effects_of_forward_under_ast_run_when_traced():
+    # AST runs the Python code of `forward` once, when it traces the
+    # program, as it runs any Python code of the converted function.
+    def fn(x):
+        return RecordingForward.apply(x) - 1
+
+    f = paddle.jit.to_static(fn, full_graph=True)
     _calls.clear()
     for _ in range(3):
         x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
-        fn(x).sum().backward()
-    assert _calls == ["forward", "backward"] * 3
+        f(x).sum().backward()
+    assert _calls == ["forward"]
+
+
+def test_python_side_effects_of_backward_under_ast_are_a_clear_error():
+    def fn(x):
+        return Recording.apply(x) - 1
+
+    f = paddle.jit.to_static(fn, full_graph=True)
+    x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
+    with pytest.raises(NotImplementedError, match="calls `_calls.append`"):
+        f(x).sum().backward()
 
 
 def test_double_backward_clear_error():

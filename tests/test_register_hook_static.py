@@ -1053,7 +1053,11 @@ def test_eagerly_registered_parameter_hook_fires_once_per_backward(full_graph):
         )
 
 
-def test_jit_save_drops_hooks_from_inference_program(tmp_path):
+@pytest.mark.parametrize("inline_pylayer", [False, True])
+def test_jit_save_marks_hooks_without_compute_ops(tmp_path, inline_pylayer):
+    # A saved model keeps a hooked value's hooks for fine-tuning as one
+    # identity `pylayer` op (tests/test_jit_load_hooks.py); an inference
+    # export (`inline_pylayer=True`) has none. No hook adds a compute op.
     paddle.seed(5)
     layer = ActivationHookMLP()
     static = paddle.jit.to_static(layer, full_graph=True)
@@ -1061,12 +1065,15 @@ def test_jit_save_drops_hooks_from_inference_program(tmp_path):
     static(paddle.to_tensor(x)).mean().backward()  # train once: hook ops built
     path = str(tmp_path / "model")
     spec = paddle.static.InputSpec([-1, 4], "float32", "x")
-    paddle.jit.save(static, path, input_spec=[spec])
+    paddle.jit.save(
+        static, path, input_spec=[spec], inline_pylayer=inline_pylayer
+    )
     op_names = re.findall(
         r'"#":"\d+\.(\w+)"', (tmp_path / "model.json").read_text()
     )
     assert "tanh" in op_names
-    assert "pylayer" not in op_names
+    assert op_names.count("pylayer") == (0 if inline_pylayer else 1)
+    assert op_names.count("scale") == 0
     loaded = paddle.jit.load(path)
     for batch in (1, 3, 6):
         np.testing.assert_allclose(
@@ -1313,6 +1320,53 @@ def test_hook_on_unused_output_of_a_multi_output_op_sees_zeros_like_eager(
         return parts[0] * 3.0
 
     assert_same_as_eager(f, random_inputs([3, 2]), static_runner)
+
+
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+@pytest.mark.parametrize("caller_uses_it", [False, True])
+def test_hook_on_a_returned_half_of_a_split_runs_on_zeros_like_eager(
+    full_graph, caller_uses_it
+):
+    # Found by the fuzzer. `a` is returned, and the caller may not
+    # differentiate it; the function differentiates through `b`. Eager runs
+    # `a`'s hook on the zeros the split's backward gives it: the hook stays
+    # in the program (it used to be registered on the returned Tensor,
+    # which gets no gradient, and did not run).
+    def f(x):
+        a, b = paddle.split(x * 1.0, 2, axis=1)
+        a.register_hook(lambda g: g + 1.0)
+        return b * 2.0, a
+
+    def run(fn):
+        x = paddle.to_tensor(random_inputs([2, 4])[0], stop_gradient=False)
+        out, a = fn(x)
+        loss = out.sum() + (a * 3.0).sum() if caller_uses_it else out.sum()
+        loss.backward()
+        return x.grad.numpy()
+
+    want = run(f)
+    got = run(paddle.jit.to_static(f, full_graph=full_graph))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+@pytest.mark.usefixtures("sot_env")
+def test_hook_after_a_graph_break_on_a_split_half_is_a_clear_error():
+    # Found by the fuzzer: the split is compiled before the graph break
+    # (the tensor `if`), and the hook registered after it would miss the
+    # zeros eager runs it on.
+    def f(x, y):
+        a, b = paddle.split(x, 2, axis=0)
+        if y.mean() > 0:
+            y = y * 2.0
+        a.register_hook(lambda g: g + 1.0)
+        return b * 0.5 + y.sum()
+
+    xs = [
+        paddle.to_tensor(v, stop_gradient=False)
+        for v in random_inputs([4], [3])
+    ]
+    with pytest.raises(RuntimeError, match="the other half of a `split`"):
+        paddle.jit.to_static(f, full_graph=False)(*xs)
 
 
 def test_hook_on_value_without_gradient_does_not_run(static_runner):

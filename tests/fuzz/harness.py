@@ -147,6 +147,10 @@ BY_DESIGN_ERRORS = [
     # tensor computed before a graph break) that a backward may not reach,
     # computed by an op that cannot take 'no gradient' (docs/status.md).
     (("ast", "sot"), ("so the hooks cannot be skipped",)),
+    # SOT: a hook registered after a graph break on a tensor the graph
+    # compiled before the break returned and also used, or one half of a
+    # `split` whose other half it used (eager runs its hooks on zeros).
+    (("sot",), ("compiled before a graph break) cannot give the same",)),
 ]
 
 
