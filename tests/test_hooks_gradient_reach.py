@@ -18,6 +18,8 @@ from conftest import (
     graph_breaks,
     random_inputs,
 )
+from paddle.autograd import PyLayer
+from paddle.autograd.python_effects import always_none_positions
 
 MODES = ["ast", "sot"]
 
@@ -440,3 +442,104 @@ def test_eager_hook_on_non_leaf_input_without_gradient_is_a_clear_error(
     _, second = _to_static(_first_uses_x, mode)(x, y)
     with pytest.raises(OSError, match="not a leaf Tensor"):
         second.sum().backward()
+
+
+# -- a PyLayer whose backward returns None for an input -------------------------
+
+
+class _HalfGrad(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return paddle.sin(b) * b
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 0.5, None
+
+
+class _NoGrad(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b, k=1.5):
+        return (a - b) - paddle.tanh(a - b)
+
+    @staticmethod
+    def backward(ctx, d):
+        return None, None
+
+
+@pytest.mark.parametrize("picked", [[0], [0, 1]], ids=["first", "both"])
+@pytest.mark.parametrize("mode", MODES)
+def test_input_hook_and_a_pylayer_that_gives_the_input_none(mode, picked):
+    # Found by the fuzzer. x1 reaches output 0 only through `_NoGrad`,
+    # whose backward gives it None, and output 1 through `_HalfGrad`.
+    # When the caller differentiates output 0 only, eager gives x1 no
+    # gradient and runs none of its hooks; the run used to give it zeros,
+    # on which its hook ran (x1.grad 1 where eager has None).
+    def f(x0, x1):
+        v1 = _HalfGrad.apply(x1, x0)
+        x1.register_hook(lambda g: g + 1.0)
+        v2 = _NoGrad.apply(x0, x1, 3.0)
+        v5 = _NoGrad.apply(x1, x0)
+        a, _ = paddle.split(v5, 2, axis=1)
+        return paddle.sin(v2) + a, v1 * 1.0
+
+    inputs = random_inputs([4, 2, 3], [4, 2, 3])
+    _assert_same_differentiating(f, inputs, picked, mode, hooked=(1,))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_leaf_input_hook_where_a_pylayer_gives_none_does_not_run(mode):
+    # Eager gives x no gradient and does not call its hook. (A non-leaf
+    # value that only such a PyLayer uses crashes eager Paddle 3.3.1 in
+    # its backward: docs/upstream-bugs.md.)
+    calls = []
+
+    def f(x, y):
+        x.register_hook(lambda g: calls.append(1) or g + 1.0)
+        return _NoGrad.apply(x, y) + y * 3.0, x * 2.0
+
+    for m in ("eager", mode):
+        calls.clear()
+        _, grads = _run_differentiating(
+            f, random_inputs([2, 3], [2, 3]), [0], m
+        )
+        assert grads[0] is None and calls == [], m
+
+
+def _returns_second_none(ctx, d):
+    return d * 0.5, None
+
+
+def _returns_none(ctx, d):
+    return None
+
+
+def _returns_none_on_one_path(ctx, d):
+    if d.sum() > 0:
+        return d, None
+    return None, d
+
+
+def _returns_a_variable(ctx, d):
+    nothing = None
+    return d, nothing
+
+
+def _returns_a_conditional(ctx, d):
+    return d, d if d is not None else None
+
+
+@pytest.mark.parametrize(
+    "backward, n, want",
+    [
+        (_returns_second_none, 2, {1}),
+        (_returns_none, 1, {0}),
+        (lambda ctx, d: (None, None), 2, {0, 1}),
+        (_returns_none_on_one_path, 2, set()),
+        (_returns_a_variable, 2, set()),
+        (_returns_a_conditional, 2, set()),
+    ],
+    ids=["second", "all", "constant", "one_path", "variable", "conditional"],
+)
+def test_always_none_positions_reads_literal_nones_only(backward, n, want):
+    assert always_none_positions(backward, n) == want

@@ -1,0 +1,73 @@
+# Copyright (c) 2026 PaddlePaddle Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+import os
+import unittest
+
+import numpy as np
+
+import paddle
+from paddle.autograd import PyLayer
+
+
+class NoGrad(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a - b
+
+    @staticmethod
+    def backward(ctx, d):
+        return None, None
+
+
+def fn(x, y):
+    x.register_hook(lambda g: g + 1.0)
+    return NoGrad.apply(x, y) + y * 3.0, x * 2.0
+
+
+class TestPyLayerNoneGradReach(unittest.TestCase):
+    """An input that a PyLayer gives no gradient, and that otherwise feeds
+    only an output the caller does not differentiate, gets no gradient and
+    runs no hook, as in eager."""
+
+    def setUp(self):
+        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
+        # SOT runs subgraphs under 10 ops eagerly by default
+        os.environ['MIN_GRAPH_SIZE'] = '0'
+        rng = np.random.default_rng(77)
+        self.x = rng.standard_normal([2, 3])
+        self.y = rng.standard_normal([2, 3])
+
+    def tearDown(self):
+        if self.old_min_graph_size is None:
+            os.environ.pop('MIN_GRAPH_SIZE', None)
+        else:
+            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
+
+    def check(self, full_graph):
+        x = paddle.to_tensor(self.x, stop_gradient=False)
+        y = paddle.to_tensor(self.y, stop_gradient=False)
+        a, _ = paddle.jit.to_static(fn, full_graph=full_graph)(x, y)
+        a.sum().backward()
+        self.assertIsNone(x.grad)
+        np.testing.assert_allclose(y.grad.numpy(), np.full([2, 3], 3.0))
+
+    def test_ast(self):
+        self.check(full_graph=True)
+
+    def test_sot(self):
+        self.check(full_graph=False)
+
+
+if __name__ == '__main__':
+    unittest.main()
