@@ -677,8 +677,9 @@ def test_backward_returns_none_for_an_input_also_used_in_an_if(full_graph):
             r = v / (paddle.square(v) + 1.0) * 2.0
         return paddle.tanh(NoneForMiddle.apply(r, z, v))
 
-    # The `else` branch: with the `if` branch taken, AST hits the stock bug
-    # of tests/fuzz/repros/stock_pylayer_output_in_if_no_memory.py.
+    # The `else` branch (a PyLayer output read in a taken `if` branch is
+    # tests/test_no_need_buffer_values.py's
+    # `pylayer_output_read_in_both_branches`).
     y, z = random_inputs([3], [1, 3])
     assert_same_as_eager(
         fn,
