@@ -488,6 +488,15 @@ def _run_reached_case(fn, x0, x2):
     return [out.numpy(), extra.numpy()] + [x.grad.numpy() for x in xs]
 
 
+def _assert_reached_case_as_eager(fn, mode, *inputs):
+    want = _run_reached_case(fn, *inputs)
+    static_fn = paddle.jit.to_static(fn, full_graph=mode == "ast")
+    for _ in range(2):
+        got = _run_reached_case(static_fn, *inputs)
+        for i, (g, w) in enumerate(zip(got, want)):
+            np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=f"result {i}")
+
+
 @pytest.mark.parametrize("mode", ["ast", "sot"])
 @pytest.mark.parametrize("sign", [-1.0, 1.0], ids=["else", "then"])
 def test_run_time_hook_and_compiled_hook_share_a_reach_signal(mode, sign):
@@ -498,11 +507,45 @@ def test_run_time_hook_and_compiled_hook_share_a_reach_signal(mode, sign):
     rng = np.random.default_rng(392)
     x0 = sign * np.abs(rng.standard_normal([3, 2]))
     x2 = rng.standard_normal([2])
-    want = _run_reached_case(_reached_read_by_run_time_hook, x0, x2)
-    static_fn = paddle.jit.to_static(
-        _reached_read_by_run_time_hook, full_graph=mode == "ast"
+    _assert_reached_case_as_eager(_reached_read_by_run_time_hook, mode, x0, x2)
+
+
+def _branch_hook(g):
+    if float(g.abs().max()) > 1.0:
+        return g * 0.5
+    return None
+
+
+def _reach_signals_read_in_and_out_of_a_branch(x0, x1):
+    v1 = x1 * x1
+    v3 = x0 / (paddle.square(x0) + 1.0)
+    v4 = v1 + v1
+    v5 = paddle.concat([paddle.cos(v1), x1], axis=1)
+    if x0.mean() > 0:
+        r6 = paddle.tanh(paddle.square(v3)) * -1.5
+    else:
+        b10 = v3 + x0
+        b10.register_hook(_branch_hook)
+        r6 = b10 * v3
+    v1.register_hook(lambda g: g * v4)
+    v15, v16 = paddle.split(r6, 2, axis=0)
+    v15.register_hook(lambda g: g.detach().scale_(0.5))
+    return v16 + v5.mean(), v4 * 1.0
+
+
+@pytest.mark.parametrize("mode", ["ast", "sot"])
+@pytest.mark.parametrize("sign", [-1.0, 1.0], ids=["else", "then"])
+def test_run_time_hooks_in_and_out_of_a_branch_read_one_reach_signal(
+    mode, sign
+):
+    # Found by the fuzzer: two run-time hook ops of the backward, one in the
+    # backward of an `if` branch, read the same reach signals; CSE merged
+    # their `builtin.combine`s into one of the outer block, and a later op
+    # of that block reading the signal failed (AST, `else` taken: "Tensor
+    # holds no memory").
+    rng = np.random.default_rng(1848)
+    x0 = sign * np.abs(rng.standard_normal([4]))
+    x1 = rng.standard_normal([4, 3])
+    _assert_reached_case_as_eager(
+        _reach_signals_read_in_and_out_of_a_branch, mode, x0, x1
     )
-    for _ in range(2):
-        got = _run_reached_case(static_fn, x0, x2)
-        for i, (g, w) in enumerate(zip(got, want)):
-            np.testing.assert_allclose(g, w, rtol=1e-12, err_msg=f"result {i}")
