@@ -487,6 +487,34 @@ def test_input_hook_and_a_pylayer_that_gives_the_input_none(mode, picked):
     _assert_same_differentiating(f, inputs, picked, mode, hooked=(1,))
 
 
+class _SavesProduct(PyLayer):
+    @staticmethod
+    def forward(ctx, a0, a1, a2):
+        t = a1 * a0
+        ctx.save_for_backward(t)
+        return paddle.tanh(t)
+
+    @staticmethod
+    def backward(ctx, d):
+        (t,) = ctx.saved_tensor()
+        return d, None, d * (1.0 - paddle.square(paddle.tanh(t)))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pylayer_none_beside_computed_gradients_runs_no_hook(mode):
+    # Found by the fuzzer: `backward` returns `None` for x0 beside computed
+    # gradients. x0 otherwise feeds only the output the caller does not
+    # differentiate: eager gives it no gradient and runs no hook; the run
+    # gave it zeros and its hook ran (x0.grad 1 where eager has None).
+    def f(x0, x1):
+        v = _SavesProduct.apply(x1, x0, paddle.square(x1) * 0.5)
+        x0.register_hook(lambda g: g + 1.0)
+        return paddle.reshape(v, [1, 2]), x0 * 2.0
+
+    inputs = random_inputs([2], [2])
+    _assert_same_differentiating(f, inputs, [0], mode, hooked=(0,))
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_leaf_input_hook_where_a_pylayer_gives_none_does_not_run(mode):
     # Eager gives x no gradient and does not call its hook. (A non-leaf
@@ -529,6 +557,19 @@ def _returns_a_conditional(ctx, d):
     return d, d if d is not None else None
 
 
+def _returns_none_beside_a_product(ctx, d):
+    (s,) = ctx.saved_tensor()
+    return d * s, None, d * (1.0 - paddle.tanh(s))
+
+
+def _returns_none_in_a_nested_function(ctx, d):
+    def helper():
+        return None, None
+
+    helper()
+    return d, d
+
+
 @pytest.mark.parametrize(
     "backward, n, want",
     [
@@ -538,8 +579,19 @@ def _returns_a_conditional(ctx, d):
         (_returns_none_on_one_path, 2, set()),
         (_returns_a_variable, 2, set()),
         (_returns_a_conditional, 2, set()),
+        (_returns_none_beside_a_product, 3, {1}),
+        (_returns_none_in_a_nested_function, 2, set()),
     ],
-    ids=["second", "all", "constant", "one_path", "variable", "conditional"],
+    ids=[
+        "second",
+        "all",
+        "constant",
+        "one_path",
+        "variable",
+        "conditional",
+        "beside_product",
+        "nested_function",
+    ],
 )
 def test_always_none_positions_reads_literal_nones_only(backward, n, want):
     assert always_none_positions(backward, n) == want

@@ -30,9 +30,26 @@ class NoGrad(PyLayer):
         return None, None
 
 
+class HalfOfSecond(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, d):
+        (b,) = ctx.saved_tensor()
+        return None, d * b * 0.5
+
+
 def fn(x, y):
     x.register_hook(lambda g: g + 1.0)
     return NoGrad.apply(x, y) + y * 3.0, x * 2.0
+
+
+def fn_computed_grad(x, y):
+    x.register_hook(lambda g: g + 1.0)
+    return HalfOfSecond.apply(x, y) + y * 2.0, x * 2.0
 
 
 class TestPyLayerNoneGradReach(unittest.TestCase):
@@ -67,6 +84,22 @@ class TestPyLayerNoneGradReach(unittest.TestCase):
 
     def test_sot(self):
         self.check(full_graph=False)
+
+    def test_none_beside_a_computed_gradient(self):
+        # `return None, d * b * 0.5`: the None is read though the other
+        # element is not a single load.
+        for full_graph in (True, False):
+            x = paddle.to_tensor(self.x, stop_gradient=False)
+            y = paddle.to_tensor(self.y, stop_gradient=False)
+            static_fn = paddle.jit.to_static(
+                fn_computed_grad, full_graph=full_graph
+            )
+            a, _ = static_fn(x, y)
+            a.sum().backward()
+            self.assertIsNone(x.grad)
+            np.testing.assert_allclose(
+                y.grad.numpy(), self.y * 0.5 + 2.0, rtol=1e-12
+            )
 
 
 if __name__ == '__main__':
