@@ -80,9 +80,12 @@ def to_static_round(seed, full_graph):
         return with_if(x)
 
     if not full_graph:
-        # a new code object each round: SOT caches its translation per code
+        # A new code object each round: SOT caches its translation per code.
+        # And new globals: SOT stores each translation's compiled function in
+        # the globals of the function it translates, and its LOAD_GLOBAL
+        # wraps every global, so one module's globals would grow each round.
         fn = types.FunctionType(
-            fn.__code__.replace(co_name=f"fn_{seed}"), globals()
+            fn.__code__.replace(co_name=f"fn_{seed}"), dict(globals())
         )
     f = paddle.jit.to_static(fn, full_graph=full_graph)
     x = paddle.to_tensor(
@@ -102,6 +105,11 @@ def main(builds):
         done += 3
         seed += 1
         LOG.clear()
+        # Paddle caches the interpreters of each to_static program, and their
+        # threads, until the process exits (docs/upstream-bugs.md): drop the
+        # cache of this round's programs, which are gone, so that the process
+        # does not gather thousands of threads.
+        paddle.base.core.clear_executor_cache()
     print(f"soak: {done} builds")
 
 
