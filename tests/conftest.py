@@ -168,3 +168,14 @@ def c_stdio_flush():
     """The print op writes with C++ streams: flush C stdio before reading capfd
     (the output is block-buffered unless PYTHONUNBUFFERED is set)."""
     ctypes.CDLL(None).fflush(None)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _drop_cached_interpreters():
+    """Paddle caches the interpreters of every to_static program that ran,
+    with their threads, until the process exits, also after the function is
+    gone (docs/upstream-bugs.md): the suite's process would gather thousands
+    of threads and slow down. Drop the cache after each test file; a program
+    that runs again builds its interpreters again."""
+    yield
+    paddle.base.core.clear_executor_cache()
