@@ -444,6 +444,39 @@ def test_eager_hook_on_non_leaf_input_without_gradient_is_a_clear_error(
         second.sum().backward()
 
 
+def _hooked_before_a_break(x):
+    # fuzz s40-1847: SOT compiles the hook on `s` into the graph before
+    # the break (`s` has another use there, `dead`), and passes `s` to the
+    # graph after it, which returns it in an output the caller may not
+    # differentiate.
+    s = paddle.sum(x / (paddle.square(x) + 1.0), axis=1)
+    s.register_hook(_plus_one)
+    dead = paddle.concat([paddle.exp(x), paddle.exp(x)], axis=1) + s  # noqa: F841
+    if x.mean() > 0:
+        r = x * 2.0
+    else:
+        r = x
+    return r * -1.5, s * 1.0
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0], ids=["then", "else"])
+def test_hook_in_a_graph_before_a_break_whose_value_the_next_graph_does_not_reach(
+    sot_env, sign
+):
+    (a,) = random_inputs((4, 2, 2), seed=3)
+    a = np.abs(a) * sign
+    _assert_same_differentiating(
+        _hooked_before_a_break, [a], [0, 1], "sot", hooked=()
+    )
+    # The graph after the break gives `s` zeros when the caller does not
+    # differentiate `s * 1.0`; the graph before it would run the hook on
+    # them (eager does not run it): a clear error, not a wrong gradient.
+    x = paddle.to_tensor(a, stop_gradient=False)
+    first, _ = _to_static(_hooked_before_a_break, "sot")(x)
+    with pytest.raises(OSError, match="so the hooks cannot be skipped"):
+        first.sum().backward()
+
+
 # -- a PyLayer whose backward returns None for an input -------------------------
 
 

@@ -42,6 +42,17 @@ def hook_before_graph_break(x, y):
     return a + b
 
 
+def hook_used_before_graph_break(x):
+    s = paddle.sum(x / (paddle.square(x) + 1.0), axis=1)
+    s.register_hook(lambda g: g + 1.0)
+    unused = paddle.exp(x).sum(axis=1) + s  # noqa: F841
+    if x.mean() > 0:  # a graph break under SOT
+        r = x * 2.0
+    else:
+        r = x
+    return r * -1.5, s * 1.0
+
+
 class TwoHeads(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
@@ -114,6 +125,18 @@ class TestRegisterHookUndifferentiatedOutput(unittest.TestCase):
                 (0,),
                 full_graph=False,
             )
+
+    def test_hook_used_before_graph_break_raises_without_gradient(self):
+        # The graph before the break runs the hook; the graph after it
+        # gives `s` zeros when `s * 1.0` is not differentiated.
+        x = np.abs(np.random.default_rng(51).standard_normal([4, 2, 2]))
+        static_fn = paddle.jit.to_static(
+            hook_used_before_graph_break, full_graph=False
+        )
+        self.check(hook_used_before_graph_break, [x], (0, 1), False)
+        first, _ = static_fn(paddle.to_tensor(x, stop_gradient=False))
+        with self.assertRaisesRegex(OSError, "hooks cannot be skipped"):
+            first.sum().backward()
 
     def test_non_leaf_input_without_gradient_raises(self):
         w, y = (
