@@ -477,6 +477,41 @@ def test_hook_in_a_graph_before_a_break_whose_value_the_next_graph_does_not_reac
         first.sum().backward()
 
 
+def _hooked_call(x):
+    t = paddle.sin(x)
+    t.register_hook(_plus_one)
+    return t * 2.0
+
+
+def _two_heads(h, y):
+    return y * 3.0, h * 1.0
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_call_on_an_output_of_a_hooked_call_that_it_does_not_reach(
+    sot_env, mode
+):
+    def chained(in_mode):
+        def fn(x, y):
+            h = _to_static(_hooked_call, in_mode)(x)
+            return _to_static(_two_heads, in_mode)(h, y)
+
+        return fn
+
+    # Both outputs differentiated: eager's outputs and gradients.
+    inputs = random_inputs((3,), (3,))
+    want = _run_differentiating(chained("eager"), inputs, [0, 1], "eager")
+    got = _run_differentiating(chained(mode), inputs, [0, 1], "eager")
+    for g, w in zip([*got[0], *got[1]], [*want[0], *want[1]]):
+        np.testing.assert_allclose(g, w, rtol=RTOL["float64"], atol=0)
+    x, y = (paddle.to_tensor(a, stop_gradient=False) for a in inputs)
+    first, _ = chained(mode)(x, y)
+    # The second call would give `h` zeros, and the first call's hook
+    # would run on them (eager runs it not at all): a clear error.
+    with pytest.raises(OSError, match="so the hooks cannot be skipped"):
+        first.sum().backward()
+
+
 # -- a PyLayer whose backward returns None for an input -------------------------
 
 
