@@ -12,6 +12,11 @@ every ``test/*/test_*.py`` there. ``--stock`` is an interpreter with the stock
 directory, with the environment Paddle's CMake gives that directory (as
 ``scripts/upstream.py`` does); outcomes come from pytest's JUnit XML.
 
+This wheel runs the files with the diffs of ``test_edits`` in
+upstream/manifest.toml applied (to a copy): the expectations the series
+changes by design, as its PRs would change them in Paddle's tree. The stock
+wheel runs the files as they are.
+
 Prints one line per file (tests, passed with stock / with this wheel) and then
 each regression (passes with stock, not with this wheel) and each test only
 this wheel passes. Exits 1 when there is a regression, 2 on bad arguments.
@@ -21,6 +26,7 @@ Paddle's source tree at the pinned commit.
 
 import argparse
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,7 +35,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scripts"))
-from upstream import DIR_ENVS  # noqa: E402
+from upstream import DIR_ENVS, edited_files, load_manifest  # noqa: E402
 
 
 def die(msg):
@@ -82,6 +88,33 @@ def outcomes(python, test_file, timeout, junit):
     return result
 
 
+def edited_copy(root, rels, workdir):
+    """A copy of ``root`` with the ``test_edits`` diffs that change any of
+    ``rels`` applied, and the names of those diffs; ``root`` itself when
+    none does."""
+    edits = [
+        ROOT / "upstream" / d
+        for e in load_manifest().values()
+        for d in e.get("test_edits", [])
+    ]
+    edits = [d for d in edits if set(edited_files(d.read_text())) & set(rels)]
+    if not edits:
+        return root, []
+    copy = Path(workdir) / "edited"
+    shutil.copytree(root, copy, symlinks=True)
+    for d in edits:
+        run = subprocess.run(
+            ["git", "apply", str(d)], cwd=copy, capture_output=True, text=True
+        )
+        if run.returncode:
+            die(
+                f"{d.relative_to(ROOT)} does not apply to {root}: "
+                f"{run.stderr.strip()} (are the files those of Paddle's "
+                "pinned commit?)"
+            )
+    return copy, [d.name for d in edits]
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--stock", required=True)
@@ -107,6 +140,11 @@ def main():
             die(f"{f} is no file")
     junit_dir = Path(args.junit_dir or tempfile.mkdtemp(prefix="cmp_paddle_"))
     junit_dir.mkdir(parents=True, exist_ok=True)
+    rels = [str(f.relative_to(root)) for f in files]
+    workdir = tempfile.mkdtemp(prefix="cmp_paddle_tree_")
+    edited_root, edits = edited_copy(root, rels, workdir)
+    for name in edits:
+        print(f"this wheel runs with upstream/test-edits/{name} applied")
     regressions, fixes = [], []
     print(f"{'file':60} {'tests':>5} {'stock':>5} {'this':>5}")
     for f in files:
@@ -116,7 +154,10 @@ def main():
             args.stock, f, args.timeout, junit_dir / f"stock_{tag}.xml"
         )
         mine = outcomes(
-            args.patched, f, args.timeout, junit_dir / f"this_{tag}.xml"
+            args.patched,
+            edited_root / rel,
+            args.timeout,
+            junit_dir / f"this_{tag}.xml",
         )
         names = sorted(set(stock) | set(mine))
         n_stock = sum(v == "passed" for v in stock.values())
@@ -137,6 +178,7 @@ def main():
     print(f"{len(fixes)} test(s) pass only with this wheel")
     for line in fixes:
         print("  " + line)
+    shutil.rmtree(workdir)
     sys.exit(1 if regressions else 0)
 
 

@@ -4,6 +4,8 @@
 #                                      onto Paddle's tree after the bundles before it)
 #   OUT/NNNN-<slug>/PR.md              PR description in Paddle's PR template
 #   OUT/NNNN-<slug>/test/...           the test files alone
+#   OUT/NNNN-<slug>/test-edits/*.diff  its changes to Paddle's existing test files
+#                                      (git apply in Paddle's tree; also in PR.md)
 #   OUT/series                         the patches in order
 # Tests and PR fields come from upstream/manifest.toml (see check-series.sh).
 # usage: scripts/upstream-bundles.sh [OUT]   (default build/upstream)
@@ -47,6 +49,10 @@ for k in "${!commits[@]}"; do
         cp "$t" "$d/$rel"
         git -C "$tree" add -f "$rel"
     done < <(up tests "${subjects[k]}")
+    while read -r e; do
+        mkdir -p "$d/test-edits"
+        cp "$e" "$d/test-edits/"
+    done < <(up test-edits "${subjects[k]}")
     git -C "$tree" commit -q --amend --no-edit
     git -C "$tree" format-patch -q --zero-commit --no-signature --keep-subject \
         --start-number $((k + 1)) -o "$d" -1

@@ -6,6 +6,9 @@ paths in Paddle's source tree) and the PR template fields.
 
   upstream.py missing                 subjects on stdin -> those without an entry
   upstream.py tests SUBJECT           that patch's test files (absolute paths)
+  upstream.py test-edits [SUBJECT]    the diffs that patch (default: every patch,
+                                      in manifest order) makes to Paddle's own
+                                      test files (absolute paths)
   upstream.py pr SUBJECT PREV         commit message on stdin -> PR.md on stdout
   upstream.py run FILE...             run unittest files in this process
   upstream.py red FILE...             each file in its own process: every test
@@ -25,7 +28,10 @@ import tomllib
 UPSTREAM = Path(__file__).resolve().parent.parent / "upstream"
 MANIFEST = UPSTREAM / "manifest.toml"
 REQUIRED = {"subject", "category", "type", "change", "tests"}
-KEYS = REQUIRED | {"precision"}
+# test_edits: diffs (upstream/test-edits/*.diff, paths a/test/... b/test/...)
+# of Paddle's own test files at the pinned commit, for expectations the patch
+# changes by design (an op count): part of its PR, not of the series patch.
+KEYS = REQUIRED | {"precision", "test_edits"}
 # From Paddle's .github/PULL_REQUEST_TEMPLATE.md (develop).
 CATEGORIES = (
     "User Experience|Execute Infrastructure|Operator Mechanism|CINN|"
@@ -50,7 +56,10 @@ def load_manifest():
     for i, e in enumerate(entries, 1):
         where = f"{MANIFEST}: [[patch]] #{i} ({e.get('subject', '?')!r})"
         if set(e) - KEYS or not REQUIRED <= set(e):
-            die(f"{where}: keys: {sorted(REQUIRED)}, optional 'precision'")
+            die(
+                f"{where}: keys: {sorted(REQUIRED)}, optional "
+                f"{sorted(KEYS - REQUIRED)}"
+            )
         if e["category"] not in CATEGORIES:
             die(f"{where}: category must be one of {CATEGORIES}")
         if e["type"] not in TYPES:
@@ -67,6 +76,14 @@ def load_manifest():
                 and p.is_file()
             ):
                 die(f"{where}: {t} is no file upstream/test/<dir>/test_*.py")
+        for d in e.get("test_edits", []):
+            p = UPSTREAM / d
+            if not (
+                d.startswith("test-edits/")
+                and p.suffix == ".diff"
+                and p.is_file()
+            ):
+                die(f"{where}: {d} is no file upstream/test-edits/*.diff")
         if e["subject"] in by_subject:
             die(f"{where}: a second entry for this subject")
         by_subject[e["subject"]] = e
@@ -96,6 +113,22 @@ def cmd_missing():
 def cmd_tests(subject):
     for t in entry(subject)["tests"]:
         print(UPSTREAM / t)
+
+
+def cmd_test_edits(subject=None):
+    entries = [entry(subject)] if subject else load_manifest().values()
+    for e in entries:
+        for d in e.get("test_edits", []):
+            print(UPSTREAM / d)
+
+
+def edited_files(diff):
+    """Paths (``test/...``) a diff of ``test_edits`` changes."""
+    return [
+        line.split(maxsplit=1)[1].removeprefix("b/")
+        for line in diff.splitlines()
+        if line.startswith("+++ ")
+    ]
 
 
 def test_list(path):
@@ -166,6 +199,18 @@ def cmd_pr(subject, prev):
         out.append(f"- `{t}`")
         out += [f"  - `{x}`" for x in test_list(t)]
     out += ["", "Each test fails without this change and passes with it."]
+    for d in e.get("test_edits", []):
+        diff = (UPSTREAM / d).read_text()
+        files = ", ".join(f"`{f}`" for f in edited_files(diff))
+        out += [
+            "",
+            f"Changes the expectation of an existing test ({files}), "
+            "which this change alters by design:",
+            "",
+            "```diff",
+            diff.rstrip("\n"),
+            "```",
+        ]
     if prev:
         out += ["", f"Depends on the previous PR of the series: {prev}."]
     out += ["", "### 是否引起精度变化", e.get("precision", "否")]
@@ -294,6 +339,8 @@ def main(argv):
         cmd_missing()
     elif cmd == "tests" and len(args) == 1:
         cmd_tests(args[0])
+    elif cmd == "test-edits" and len(args) <= 1:
+        cmd_test_edits(*args)
     elif cmd == "pr" and len(args) == 2:
         cmd_pr(*args)
     elif cmd == "run":
