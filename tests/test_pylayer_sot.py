@@ -801,28 +801,6 @@ def test_python_side_effects_of_backward_under_ast_are_a_clear_error():
         f(x).sum().backward()
 
 
-def test_double_backward_clear_error():
-    class Cube(PyLayer):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x * x * x
-
-        @staticmethod
-        def backward(ctx, dy):
-            (x,) = ctx.saved_tensor()
-            return 3 * x * x * dy
-
-    def fn(x):
-        y = Cube.apply(x)
-        (g,) = paddle.grad(y.sum(), x, create_graph=True)
-        return g
-
-    run_eager(fn, random_inputs([2, 3]))  # eager differentiates `backward`
-    with pytest.raises(NotImplementedError, match="double backward"):
-        run_to_static(fn, random_inputs([2, 3]), full_graph=False)
-
-
 def test_backward_returns_none_input_used_elsewhere():
     same_as_eager(lambda x, y: NoneGrad.apply(x, y) + y * 3, [3, 4], [3, 4])
 

@@ -546,26 +546,34 @@ def test_keyword_named_x(static_runner):
 # --- double backward ----------------------------------------------------------
 
 
-def test_double_backward_clear_error(static_runner):
-    """Eager differentiates `backward`; static graphs raise a clear error."""
+def test_double_backward_matches_eager(static_runner):
+    """Eager differentiates `backward` (its ops are recorded under
+    `create_graph=True`); static graphs differentiate its ops too."""
 
     def fn(x):
         y = Differentiable.apply(x)
         (g,) = paddle.grad(y.sum(), x, create_graph=True)
-        return g
+        return g * paddle.sin(x)
 
     def static_fn(x):  # `paddle.grad` is eager/to_static only
         y = Differentiable.apply(x)
         (g,) = paddle.static.gradients([y.sum()], [x])
-        return g
+        return g * paddle.sin(x)
 
     inputs = random_inputs([2, 3])
     (x,) = inputs
-    out, grads = run_eager(fn, inputs)
-    np.testing.assert_allclose(out, 3 * x * x, rtol=1e-12)
-    np.testing.assert_allclose(grads[0], 6 * x * _cot(x), rtol=1e-12)
-    with pytest.raises(NotImplementedError, match="double backward"):
-        static_runner(fn if static_runner is AST else static_fn, inputs)
+    want_out, want_grads = run_eager(fn, inputs)
+    np.testing.assert_allclose(want_out, 3 * x * x * np.sin(x), rtol=1e-12)
+    np.testing.assert_allclose(
+        want_grads[0],
+        (6 * x * np.sin(x) + 3 * x * x * np.cos(x)) * _cot(x),
+        rtol=1e-12,
+    )
+    out, grads = static_runner(
+        fn if static_runner is AST else static_fn, inputs
+    )
+    np.testing.assert_allclose(out, want_out, rtol=1e-12)
+    np.testing.assert_allclose(grads[0], want_grads[0], rtol=1e-12)
 
 
 # --- rule violations ----------------------------------------------------------
