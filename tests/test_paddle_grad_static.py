@@ -148,3 +148,41 @@ def test_gradient_penalty_trains_like_eager(mode):
         np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
     if mode == "sot":
         assert graph_breaks() == []
+
+
+def _tanh_of_product(x, w):
+    return paddle.tanh(x * w)
+
+
+def _leaves():
+    rng = np.random.default_rng(3)
+    x, w = (
+        paddle.to_tensor(a, stop_gradient=False)
+        for a in rng.standard_normal((2, 4, 3))
+    )
+    return x, w
+
+
+@pytest.mark.usefixtures("sot_env", "fresh_sot_cache")
+@pytest.mark.parametrize("mode", ["sot", "ast"])
+def test_create_graph_through_a_to_static_call_is_a_clear_error(mode):
+    """An eager ``paddle.grad(..., create_graph=True)`` through the output of
+    a to_static call: the call's backward runs its program without
+    recording it, so the gradient cannot be differentiated (stock: the
+    next backward gave ``None``, silently). The gradient itself is right,
+    and a backward that does not go through it works."""
+    static_fn = paddle.jit.to_static(_tanh_of_product, full_graph=mode == "ast")
+    x, w = _leaves()
+    ex, ew = _leaves()
+    (g,) = paddle.grad(static_fn(x, w).sum(), x, create_graph=True)
+    (eg,) = paddle.grad(_tanh_of_product(ex, ew).sum(), ex, create_graph=True)
+    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-12)
+    with pytest.raises(OSError, match="cannot be differentiated"):
+        (g * g).sum().backward()
+    # a gradient whose path has no compiled node is differentiable
+    x, w = _leaves()
+    y = static_fn(w.detach(), w.detach()) + x * x
+    (g,) = paddle.grad(y.sum(), x, create_graph=True)
+    (g * g).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), 8.0 * x.numpy(), rtol=1e-12)
+    assert graph_breaks() == []
