@@ -6,12 +6,9 @@ each iteration, a hook registered in the body on a value of the body runs
 at each iteration on that iteration's gradient. Each function runs as a
 Python ``while`` in eager mode (the reference) and as ``while_loop`` in
 the static program. Under SOT the tensor ``while`` breaks the graph and
-runs in Python, as in eager. Under ``to_static(full_graph=True)`` a hook in a
-tensor ``while`` stays a clear error: stock Paddle 3.3.1 cannot run the
-backward of any tensor ``while`` loop there
-(``tests/fuzz/repros/stock_while_loop_backward_middle.py``).
+runs in Python, as in eager. Under ``to_static(full_graph=True)`` the
+tensor ``while`` is a ``while`` op and its hooks run as in a static program.
 """
-
 
 import numpy as np
 import paddle
@@ -151,23 +148,41 @@ def test_print_hook_in_a_body_prints_at_every_iteration(capfd):
     assert (printed.out + printed.err).count("Tensor(shape=[4]") == 3
 
 
-def test_hook_in_a_to_static_while_is_a_clear_error():
+@pytest.mark.parametrize("shape", [(4,), (2, 3)])
+def test_hook_in_a_to_static_while_runs_at_every_iteration(shape):
+    seen = []
+
     def fn(x):
         i = paddle.zeros([1], "int64")
         y = x
         while i < 2:
             t = paddle.sin(y)
             t.register_hook(lambda g: g * 2.0)
+            t.register_hook(lambda g: seen.append(float((g * g).sum())))
             y = t * 1.5
             i = i + 1
         return y
 
-    x = paddle.to_tensor(random_inputs((4,))[0], stop_gradient=False)
+    results = {}
     static_fn = paddle.jit.to_static(fn, full_graph=True)
-    with pytest.raises(
-        NotImplementedError, match="while loop is not supported under to_static"
+    for mode, f in (
+        ("eager", fn),
+        ("ast", static_fn),
+        ("ast again", static_fn),
     ):
-        static_fn(x)
+        seen.clear()
+        x = paddle.to_tensor(random_inputs(shape)[0], stop_gradient=False)
+        y = f(x)
+        y.sum().backward()
+        results[mode] = (y.numpy(), x.grad.numpy(), list(seen))
+    want_y, want_grad, want_seen = results.pop("eager")
+    assert len(want_seen) == 2
+    for got_y, got_grad, got_seen in results.values():
+        np.testing.assert_allclose(got_y, want_y, rtol=1e-12)
+        np.testing.assert_allclose(got_grad, want_grad, rtol=1e-12)
+        assert len(got_seen) == len(want_seen)
+        for got, want in zip(got_seen, want_seen):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 def test_hook_in_a_tensor_while_under_sot_runs_at_every_iteration(sot_env):

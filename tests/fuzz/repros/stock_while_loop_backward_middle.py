@@ -1,27 +1,19 @@
-"""Stock Paddle 3.3.1 bug (not fixed here; no hook or PyLayer involved): the
-backward of the simplest tensor-dependent `while` loop under
-to_static(full_graph=True) fails on CPU at run time with `(InvalidArgument)
-The variable middle_0 should exist` (a value the backward program reads
-from the forward program is not in the scope). This is why a hook inside
-such a loop is a clear error by design: the loop itself cannot be
-differentiated.
+"""Stock Paddle 3.3.1 bug, fixed here: the backward of the simplest
+tensor-dependent `while` loop under to_static(full_graph=True) failed on CPU
+at run time with `(InvalidArgument) The variable middle_0 should exist`.
 
-Cause (read from the programs and the executor log): the forward `while`
-pushes to a stack made by `cf.stack_create`, whose three results (stack,
-inlet, outlet) are one executor variable. The backward needs the stack
-(`cf.has_elements`) and the outlet (`cf.tuple_pop`), so `split_program`
-exports both as middle values: two `builtin.shadow_output` ops, `middle_0`
-and `middle_1`, each renaming that one variable. After the second rename
-only `middle_1` exists, and the backward's keyword argument `middle_0` is
-missing. A Python-side fix would have to bind two values of different
-types (stack, outlet) to one variable: a kwarg binds one value per name,
-`cf.has_elements` checks its operand is a stack, `cf.tuple_pop` that its
-outlet has one use, so `pd_op.share_var` or a cast cannot be added. The
-fix belongs in C++ (`split_program` exporting one name for the stack's
-variable, or the executor keeping every shadow name of a variable).
+Cause: the forward `while` pushes to a stack made by `cf.stack_create`,
+whose three results (stack, inlet, outlet) are one executor variable. The
+backward needs the stack (`cf.has_elements`) and the outlet
+(`cf.tuple_pop`), so `split_program` exports both as middle values: two
+`builtin.shadow_output` ops, `middle_0` and `middle_1`, each renaming that
+one variable, so only `middle_1` existed when the backward ran. The fix
+(`RunnableProgram.pass_stacks_under_one_name`) gives the outlet's name to a
+placeholder in the forward and binds the backward's outlet to the stack's
+variable.
 Run:
 python tests/fuzz/repros/stock_while_loop_backward_middle.py
-(exit status 1 = still fails; eager is the reference).
+(exit status 1 = fails; eager is the reference).
 """
 
 import os
