@@ -70,6 +70,24 @@ for p in "${PATCHES[@]}"; do
         die "patch does not apply to the pinned base: $p"
 done
 hook_op_build "$stage/paddle"
+# paddle.version.series: which series this wheel carries.
+python3 - "$stage/paddle/version/series.py" "$version" "$PIN_COMMIT" "${PATCHES[@]}" <<'EOF' ||
+import email, sys
+out, version, commit, *patches = sys.argv[1:]
+subjects = []
+for path in patches:
+    with open(path, encoding="utf-8") as f:
+        subjects.append(" ".join(email.message_from_file(f)["Subject"].split()))
+with open(out, "w", encoding="utf-8") as f:
+    f.write(
+        "# Written by scripts/build.sh of the hooks and PyLayer patch series.\n"
+        '"""The patch series this wheel carries on top of Paddle `base_commit`."""\n\n'
+        f"version = {version!r}\nbase_commit = {commit!r}\npatches = (\n"
+        + "".join(f"    {s!r},\n" for s in subjects)
+        + ")\n"
+    )
+EOF
+    die "writing paddle/version/series.py failed"
 python3 scripts/repack_wheel.py "$stage" "$version" "$tmp/$(basename "$out")" || die "repacking the wheel failed"
 rm -rf -- "$stage"
 

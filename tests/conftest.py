@@ -24,6 +24,20 @@ from paddle.jit.sot.utils.info_collector import InfoCollector, InfoType
 RTOL = {"float64": 1e-12, "float32": 1e-6}
 
 
+class Square(paddle.autograd.PyLayer):
+    """``x * x`` with a hand-written backward that saves its input."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        return g * 2.0 * x
+
+
 def _cotangent(shape, dtype):
     rng = np.random.default_rng(1234)
     return rng.standard_normal(shape).astype(dtype)

@@ -9,21 +9,9 @@ and SOT (``MIN_GRAPH_SIZE=0``, 0 graph breaks).
 import numpy as np
 import paddle
 import pytest
-from conftest import graph_breaks
+from conftest import Square, graph_breaks
 
 SCALE = 1.5
-
-
-class Square(paddle.autograd.PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensor()
-        return 2.0 * x * g
 
 
 def helper(x):

@@ -11,8 +11,8 @@ hooks on PyLayer outputs (found by identity) are freed with their graph.
 import gc
 import weakref
 
-import conftest  # noqa: F401  (sets FLAGS_enable_pir_api before paddle)
 import paddle
+from conftest import Square
 
 
 class Payload:
@@ -58,18 +58,6 @@ def test_hooked_non_leaf_input_of_to_static_is_freed():
 
     make()
     assert _freed(make) == 0
-
-
-class Square(paddle.autograd.PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensor()
-        return 2.0 * x * g
 
 
 def test_hook_on_pylayer_output_is_freed():

@@ -779,7 +779,7 @@ def test_seed_save_load_inference():
         feeds = {
             b: rng.standard_normal([b, 4]).astype("float32") for b in (1, 3, 7)
         }
-        for b, a in feeds.items():
+        for a in feeds.values():
             want = eager(paddle.to_tensor(a)).numpy()
             np.testing.assert_allclose(
                 loaded(paddle.to_tensor(a)).numpy(), want, rtol=1e-6
@@ -791,7 +791,7 @@ def test_seed_save_load_inference():
         config = paddle.inference.Config(model, path + ".pdiparams")
         config.disable_gpu()
         predictor = paddle.inference.create_predictor(config)
-        for b, a in feeds.items():
+        for a in feeds.values():
             inp = predictor.get_input_handle(predictor.get_input_names()[0])
             inp.reshape(a.shape)
             inp.copy_from_cpu(a)

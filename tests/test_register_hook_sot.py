@@ -14,8 +14,6 @@ import sys
 import numpy as np
 import paddle
 import pytest
-from paddle.jit.sot.utils.info_collector import InfoCollector
-
 from conftest import (
     assert_same_as_eager,
     compiled_programs,
@@ -25,6 +23,7 @@ from conftest import (
     run_eager,
     run_to_static,
 )
+from paddle.jit.sot.utils.info_collector import InfoCollector
 
 HOOK_OP = "pd_op.pylayer"
 
@@ -484,7 +483,7 @@ def test_hooks_of_a_loop_see_the_last_loop_variable():
     def f(x):
         ts = [x * 1, x * 2, x * 3]
         for i in range(3):
-            ts[i].register_hook(lambda g: g * i)
+            ts[i].register_hook(lambda g: g * i)  # noqa: B023 (late binding)
         return ts[0] + ts[1] * ts[2]
 
     inputs = random_inputs([4])
@@ -496,7 +495,7 @@ def test_hooks_of_a_loop_see_the_last_loop_variable():
 def test_hooks_made_in_a_comprehension_see_the_last_variable():
     def f(x):
         ts = [x * 1, x * 2, x * 3]
-        [ts[i].register_hook(lambda g: g * i) for i in range(3)]
+        [ts[i].register_hook(lambda g: g * i) for i in range(3)]  # noqa: B023
         return ts[0] + ts[1] * ts[2]
 
     if sys.version_info < (3, 12):

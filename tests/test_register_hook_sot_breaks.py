@@ -13,7 +13,6 @@ import functools
 import numpy as np
 import paddle
 import pytest
-
 from conftest import (
     assert_same_as_eager,
     graph_breaks,

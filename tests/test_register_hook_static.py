@@ -1113,7 +1113,7 @@ def test_hook_reading_a_forward_tensor_trains_like_eager():
     static.set_state_dict(eager.state_dict())
     compiled = paddle.jit.to_static(static, full_graph=True)
     for a in random_inputs([6, 4], [6, 4], [6, 4], dtype="float32"):
-        for layer, fn in ((eager, eager), (static, compiled)):
+        for _, fn in ((eager, eager), (static, compiled)):
             fn(paddle.to_tensor(a)).square().sum().backward()
         for p_static, p_eager in zip(static.parameters(), eager.parameters()):
             np.testing.assert_allclose(
@@ -1167,7 +1167,7 @@ def _printing_hook_function():
 def test_print_in_hook_prints_the_gradient_at_every_backward(capfd, full_graph):
     f = paddle.jit.to_static(_printing_hook_function(), full_graph=full_graph)
     x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
-    for run in range(3):
+    for _ in range(3):
         f(x).sum().backward()
     c_stdio_flush()
     out, err = capfd.readouterr()
@@ -1180,7 +1180,7 @@ def test_print_in_hook_prints_the_gradient_at_every_backward(capfd, full_graph):
 
 def test_print_in_hook_prints_at_every_run_of_a_static_program(capfd):
     f = _printing_hook_function()
-    for run in range(2):
+    for _ in range(2):
         run_static_program(f, [np.array([1.0, 2.0], "float32")])
     c_stdio_flush()
     out, err = capfd.readouterr()

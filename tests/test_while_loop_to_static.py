@@ -10,18 +10,7 @@ passed to the backward under two names. Each case runs twice per shape
 import numpy as np
 import paddle
 import pytest
-
-
-class Square(paddle.autograd.PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        ctx.save_for_backward(x)
-        return x * x
-
-    @staticmethod
-    def backward(ctx, g):
-        (x,) = ctx.saved_tensor()
-        return g * 2.0 * x
+from conftest import Square
 
 
 def counted(x):
@@ -118,7 +107,10 @@ def test_while_loop_backward_matches_eager(fn):
             np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
-def test_training_a_layer_with_a_while_loop_matches_eager():
+@pytest.mark.parametrize("start", ["input", "constant"])
+def test_training_a_layer_with_a_while_loop_matches_eager(start):
+    # "constant": the loop variable starts without gradient and gets one
+    # from the Layer's parameters in the body.
     class Net(paddle.nn.Layer):
         def __init__(self):
             super().__init__()
@@ -126,9 +118,9 @@ def test_training_a_layer_with_a_while_loop_matches_eager():
 
         def forward(self, x, n):
             i = paddle.zeros([1], "int64")
-            h = x
+            h = x if start == "input" else paddle.zeros_like(x.detach())
             while i < n:
-                h = paddle.tanh(self.fc(h))
+                h = paddle.tanh(self.fc(h) + x)
                 i = i + 1
             return (h * h).mean()
 
@@ -143,9 +135,10 @@ def test_training_a_layer_with_a_while_loop_matches_eager():
         step = paddle.jit.to_static(net, full_graph=True) if to_static else net
         rng = np.random.default_rng(3)
         losses = []
-        for n in (1, 3, 2, 3):
+        for n, batch in ((1, 2), (3, 2), (2, 5), (3, 3)):
             x = paddle.to_tensor(
-                rng.standard_normal([2, 4]), stop_gradient=False
+                rng.standard_normal([batch, 4]),
+                stop_gradient=start == "constant",
             )
             loss = step(x, paddle.to_tensor([n], "int64"))
             loss.backward()
@@ -161,4 +154,3 @@ def test_training_a_layer_with_a_while_loop_matches_eager():
     np.testing.assert_allclose(got_losses, want_losses, rtol=1e-10)
     for got, want in zip(got_params, want_params):
         np.testing.assert_allclose(got, want, rtol=1e-10)
-

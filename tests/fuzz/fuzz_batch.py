@@ -19,7 +19,6 @@ then fail (self-check of the fuzzer).
 import os
 import sys
 
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import run_fuzz  # noqa: E402

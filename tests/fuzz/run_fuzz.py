@@ -105,9 +105,11 @@ def worker(args):
                 ns,
                 modes_for(idx, modes, args.modes_per_program),
                 input_seed(args.seed, idx),
-                on_mode=lambda m: stamps.append((m, time.time()))
-                or print(
-                    MARK + json.dumps({"start": idx, "mode": m}), flush=True
+                on_mode=lambda m, stamps=stamps, idx=idx: (
+                    stamps.append((m, time.time()))
+                    or print(
+                        MARK + json.dumps({"start": idx, "mode": m}), flush=True
+                    )
                 ),
             )
         except Exception as e:  # noqa: BLE001
@@ -377,7 +379,6 @@ def _run_batch(args, lo, hi, on_result):
 
 def run(args, log=print):
     """Run the fuzz campaign; returns a summary dict."""
-    modes = args.modes.split(",")
     os.makedirs(args.out, exist_ok=True)
     t_start = time.time()
     counts = collections.defaultdict(collections.Counter)
