@@ -549,3 +549,38 @@ def test_run_time_hooks_in_and_out_of_a_branch_read_one_reach_signal(
     _assert_reached_case_as_eager(
         _reach_signals_read_in_and_out_of_a_branch, mode, x0, x1
     )
+
+
+def _numpy_hooks_in_the_function(x):
+    y = paddle.tanh(x * 1.5)
+
+    def keep(g):
+        LOG.append(g.numpy().copy())
+
+    y.register_hook(keep)
+    z = y * y
+    z.register_hook(lambda g: LOG.append(g.numpy().tolist()))
+    return z.sum()
+
+
+@pytest.mark.parametrize("mode", ["ast", "sot"])
+def test_numpy_in_a_hook_defined_in_the_function(mode, sot_env):
+    # AST removes `.numpy()` from the function it converts (a traced value
+    # has no numpy array); a hook defined there runs at every backward with
+    # the gradient Tensor and gets its numpy array, as in eager.
+    logs = {}
+    for run in ("eager", mode):
+        LOG.clear()
+        fn = _numpy_hooks_in_the_function
+        if run != "eager":
+            fn = paddle.jit.to_static(fn, full_graph=run == "ast")
+        for batch in (2, 3):
+            x = paddle.to_tensor(
+                np.linspace(-1.0, 1.0, batch * 2).reshape(batch, 2),
+                stop_gradient=False,
+            )
+            fn(x).backward()
+        logs[run] = list(LOG)
+    assert [type(v) for v in logs[mode]] == [type(v) for v in logs["eager"]]
+    for got, want in zip(logs[mode], logs["eager"]):
+        np.testing.assert_allclose(got, want, rtol=1e-6)
