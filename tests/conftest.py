@@ -38,6 +38,17 @@ class Square(paddle.autograd.PyLayer):
         return g * 2.0 * x
 
 
+def tensor_while(cond, body, loop_vars):
+    """``while cond(*v): v = body(*v)``: a Python loop in eager mode, a
+    ``while_loop`` op in a static program (AST converts a Python loop
+    itself)."""
+    if paddle.in_dynamic_mode():
+        while cond(*loop_vars):
+            loop_vars = body(*loop_vars)
+        return list(loop_vars)
+    return paddle.static.nn.while_loop(cond, body, list(loop_vars))
+
+
 def _cotangent(shape, dtype):
     rng = np.random.default_rng(1234)
     return rng.standard_normal(shape).astype(dtype)

@@ -18,6 +18,7 @@ from conftest import (
     assert_same_as_eager,
     random_inputs,
     run_static_program,
+    tensor_while,
 )
 
 STATIC = sorted(k for k in STATIC_RUNNERS if k.startswith("static_"))
@@ -30,16 +31,11 @@ def runner(request):
 
 
 def _loop(n, body, y):
-    """``n`` iterations of ``y = body(y)``: a Python loop in eager mode, a
-    ``while_loop`` op in a static program."""
-    i = paddle.zeros([1], "int64")
-    if paddle.in_dynamic_mode():
-        while i < n:
-            y = body(y)
-            i = i + 1
-        return y
-    _, y = paddle.static.nn.while_loop(
-        lambda i, y: i < n, lambda i, y: (i + 1, body(y)), [i, y]
+    """``n`` iterations of ``y = body(y)``."""
+    _, y = tensor_while(
+        lambda i, y: i < n,
+        lambda i, y: (i + 1, body(y)),
+        [paddle.zeros([1], "int64"), y],
     )
     return y
 

@@ -19,23 +19,16 @@ from conftest import (
     assert_same_as_eager,
     random_inputs,
     run_static_program,
+    tensor_while,
 )
 
 
 def _loop(n, body, *loop_vars):
-    """``n`` iterations of ``loop_vars = body(*loop_vars)``: a Python loop
-    in eager mode, a ``while_loop`` op in a static program (AST converts the
-    Python loop itself)."""
-    i = paddle.zeros([1], "int64")
-    if paddle.in_dynamic_mode():
-        while i < n:
-            loop_vars = body(*loop_vars)
-            i = i + 1
-        return loop_vars
-    _, *out = paddle.static.nn.while_loop(
+    """``n`` iterations of ``loop_vars = body(*loop_vars)``."""
+    _, *out = tensor_while(
         lambda i, *v: i < n,
         lambda i, *v: (i + 1, *body(*v)),
-        [i, *loop_vars],
+        [paddle.zeros([1], "int64"), *loop_vars],
     )
     return out
 

@@ -19,32 +19,22 @@ runs tensor loops in Python, as eager does.
 import numpy as np
 import paddle
 import pytest
-from conftest import STATIC_RUNNERS, assert_same_as_eager
+from conftest import STATIC_RUNNERS, assert_same_as_eager, tensor_while
 
 STATIC = sorted(k for k in STATIC_RUNNERS if k.startswith("static_"))
 X = np.array([0.3, -0.2, 0.7])
 
 
-def _while(cond, body, loop_vars):
-    """``while cond(*v): v = body(*v)``: a Python loop in eager mode, a
-    ``while_loop`` op in a static program."""
-    if paddle.in_dynamic_mode():
-        while cond(*loop_vars):
-            loop_vars = body(*loop_vars)
-        return loop_vars
-    return paddle.static.nn.while_loop(cond, body, list(loop_vars))
-
-
 def inner_differentiated(x):
     def outer_body(i, y):
-        _, y = _while(
+        _, y = tensor_while(
             lambda j, t: j < 3,
             lambda j, t: (j + 1, paddle.sin(t) * 1.5),
             [paddle.zeros([1], "int64"), y],
         )
         return i + 1, y + x
 
-    _, y = _while(
+    _, y = tensor_while(
         lambda i, y: i < 2, outer_body, [paddle.zeros([1], "int64"), x]
     )
     return y
@@ -52,7 +42,7 @@ def inner_differentiated(x):
 
 def inner_differentiated_over_outer_loop_variables(x):
     def outer_body(i, j, y):
-        _, y = _while(
+        _, y = tensor_while(
             lambda j, t: j < 3,
             lambda j, t: (j + 1, paddle.sin(t) * 1.5),
             [j, y],
@@ -60,20 +50,20 @@ def inner_differentiated_over_outer_loop_variables(x):
         return i + 1, j, y + x
 
     zero = paddle.zeros([1], "int64")
-    _, _, y = _while(lambda i, j, y: i < 2, outer_body, [zero, zero, x])
+    _, _, y = tensor_while(lambda i, j, y: i < 2, outer_body, [zero, zero, x])
     return y
 
 
 def inner_without_gradient_reading_the_outer_body(x):
     def outer_body(i, y):
-        _, c = _while(
+        _, c = tensor_while(
             lambda j, c: j < 3,
             lambda j, c: (j + 1, c + 1.0),
             [paddle.zeros([1], "int64"), paddle.zeros([3], "float64")],
         )
         return i + 1, paddle.sin(y) * c
 
-    _, y = _while(
+    _, y = tensor_while(
         lambda i, y: i < 2, outer_body, [paddle.zeros([1], "int64"), x]
     )
     return y
@@ -81,13 +71,13 @@ def inner_without_gradient_reading_the_outer_body(x):
 
 def inner_without_gradient_over_outer_loop_variables(x):
     def outer_body(i, j, c, y):
-        _, c1 = _while(
+        _, c1 = tensor_while(
             lambda j, c: j < 3, lambda j, c: (j + 1, c + 1.0), [j, c]
         )
         return i + 1, j, c, paddle.sin(y) * c1
 
     zero = paddle.zeros([1], "int64")
-    _, _, _, y = _while(
+    _, _, _, y = tensor_while(
         lambda i, j, c, y: i < 2,
         outer_body,
         [zero, zero, paddle.zeros([3], "float64"), x],
