@@ -11,11 +11,19 @@ alternating order, and reports in that process:
   step (forward, backward, SGD);
 - the median of ``--steps`` further steps.
 
-Models: ``paddle.vision.models.resnet18`` (batch 4, 3x64x64) and a
+Timings on a shared 2-core machine vary by more than the few percent the
+comparison is about, so one more process of each wheel counts the Python
+function calls (``cProfile``'s call count, C functions called from Python
+included) of the first call and of a step: a count the wheels' Python code
+decides, the same at every run.
+
+Models: ``paddle.vision.models.resnet18`` (batch 4, 3x64x64), a
 ``TransformerEncoder`` of 4 layers (d_model 128, 4 heads, feed-forward 256;
-batch 8, sequence 32), float32, no hook and no PyLayer. Modes: SOT
-(``to_static``) and AST (``full_graph=True``). The table gives the medians
-over the rounds and the median of the per-round ratios this / stock.
+batch 8, sequence 32) and ``linear``, one ``Linear(4, 4)`` and ``tanh``
+(batch 2: a step that costs little besides what to_static adds to each
+call), float32, no hook and no PyLayer. Modes: SOT (``to_static``) and AST
+(``full_graph=True``). The table gives the medians over the rounds and the
+median of the per-round ratios this / stock.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import subprocess
 import sys
 import time
 
-MODELS = ("resnet18", "transformer")
+MODELS = ("resnet18", "transformer", "linear")
 MODES = ("sot", "ast")
 
 
@@ -40,6 +48,10 @@ def _model_and_input(name):
     if name == "resnet18":
         model = paddle.vision.models.resnet18(num_classes=10)
         x = rng.standard_normal((4, 3, 64, 64)).astype("float32")
+    elif name == "linear":
+        # a call that costs little besides what to_static adds to every call
+        model = paddle.nn.Sequential(paddle.nn.Linear(4, 4), paddle.nn.Tanh())
+        x = rng.standard_normal((2, 4)).astype("float32")
     else:
         layer = paddle.nn.TransformerEncoderLayer(
             d_model=128, nhead=4, dim_feedforward=256, dropout=0.0
@@ -49,7 +61,13 @@ def _model_and_input(name):
     return model, paddle.to_tensor(x)
 
 
-def child(name: str, mode: str, steps: int) -> dict:
+def _calls(profile) -> int:
+    import pstats
+
+    return sum(row[1] for row in pstats.Stats(profile).stats.values())
+
+
+def child(name: str, mode: str, steps: int, count_calls: bool) -> dict:
     import paddle
 
     model, x = _model_and_input(name)
@@ -62,6 +80,24 @@ def child(name: str, mode: str, steps: int) -> dict:
         opt.clear_grad()
         return float(loss)
 
+    if count_calls:
+        import cProfile
+
+        def first_call():
+            fn = paddle.jit.to_static(model, full_graph=(mode == "ast"))
+            step(fn)
+            return fn
+
+        first, later = cProfile.Profile(), cProfile.Profile()
+        fn = first.runcall(first_call)
+        for _ in range(3):
+            step(fn)
+        for _ in range(steps):
+            later.runcall(step, fn)
+        return {
+            "first_calls": _calls(first),
+            "step_calls": _calls(later) / steps,
+        }
     start = time.perf_counter()
     fn = paddle.jit.to_static(model, full_graph=(mode == "ast"))
     step(fn)
@@ -85,9 +121,13 @@ def _is_patched() -> bool:
     return importlib.util.find_spec("paddle.autograd.static_hooks") is not None
 
 
-def _run(python: str, name: str, mode: str, steps: int) -> dict:
+def _run(
+    python: str, name: str, mode: str, steps: int, count_calls: bool = False
+) -> dict:
+    count = ["--count-calls"] if count_calls else []
     proc = subprocess.run(
-        [python, __file__, "--child", name, mode, "--steps", str(steps)],
+        [python, __file__, "--child", name, mode, "--steps", str(steps)]
+        + count,
         capture_output=True,
         text=True,
         check=False,
@@ -104,9 +144,10 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--json")
     parser.add_argument("--child", nargs=2, metavar=("MODEL", "MODE"))
+    parser.add_argument("--count-calls", action="store_true")
     args = parser.parse_args()
     if args.child:
-        print(json.dumps(child(*args.child, args.steps)))
+        print(json.dumps(child(*args.child, args.steps, args.count_calls)))
         return
     if not args.stock_python:
         parser.error("--stock-python is required")
@@ -123,30 +164,49 @@ def main() -> None:
                         else (args.stock_python)
                     )
                     rows[which].append(_run(python, name, mode, args.steps))
+            for which in ("this", "stock"):
+                python = (
+                    sys.executable if which == "this" else args.stock_python
+                )
+                rows[f"{which}_calls"] = _run(
+                    python, name, mode, args.steps, count_calls=True
+                )
             results[f"{name}/{mode}"] = rows
             print(f"{name}/{mode} done", file=sys.stderr, flush=True)
-    print(
-        "| model/mode | first call ms (this / stock) | paired ratio "
-        "| step ms (this / stock) | paired ratio |"
+
+    def table(title, fields, cell):
+        print(
+            f"{title}| model/mode | first call (this / stock) | ratio "
+            "| per step (this / stock) | ratio |\n|---|---:|---:|---:|---:|"
+        )
+        for key, rows in results.items():
+            cells = [cell(rows, field) for field in fields]
+            print(f"| {key} | {' | '.join(cells)} |")
+
+    def time_cell(rows, field):
+        this = [row[field] for row in rows["this"]]
+        stock = [row[field] for row in rows["stock"]]
+        ratios = [a / b for a, b in zip(this, stock)]
+        return (
+            f"{statistics.median(this):.1f} / {statistics.median(stock):.1f} "
+            f"ms | {statistics.median(ratios):.3f}x "
+            f"({min(ratios):.3f}-{max(ratios):.3f})"
+        )
+
+    def calls_cell(rows, field):
+        this, stock = rows["this_calls"][field], rows["stock_calls"][field]
+        return f"{this:.0f} / {stock:.0f} | {this / stock:.4f}x"
+
+    table("", ("first_ms", "step_ms"), time_cell)
+    table(
+        "\nPython function calls (cProfile, one process of each wheel)\n\n",
+        ("first_calls", "step_calls"),
+        calls_cell,
     )
-    print("|---|---:|---:|---:|---:|")
-    for key, rows in results.items():
-        cells = []
-        for field in ("first_ms", "step_ms"):
-            this = [row[field] for row in rows["this"]]
-            stock = [row[field] for row in rows["stock"]]
-            ratios = [a / b for a, b in zip(this, stock)]
-            cells.append(
-                f"{statistics.median(this):.1f} / "
-                f"{statistics.median(stock):.1f} | "
-                f"{statistics.median(ratios):.3f}x "
-                f"({min(ratios):.3f}-{max(ratios):.3f})"
-            )
-        print(f"| {key} | {' | '.join(cells)} |")
     versions = {
         which: rows[which][0]["version"]
         for rows in results.values()
-        for which in rows
+        for which in ("this", "stock")
     }
     print(f"\nwheels: {versions}")
     if args.json:
