@@ -36,9 +36,9 @@ among themselves only, and merges the numbers into the table.
 
 Checks, once per configuration (before timing): the number of SOT graph
 breaks (``SOT_COLLECT_INFO=breakgraph_reason``), the number of compiled
-subgraphs and of ``pd_op.pylayer`` (hook) ops in them, and the gradient of
-the first layer's weight after one step, which must match eager with the
-same hooks within 1e-5 relative (scaling hooks shrink it by 0.5**8).
+subgraphs, and the gradient of the first layer's weight after one step,
+which must match eager with the same hooks within 1e-5 relative (scaling
+hooks shrink it by 0.5**8).
 
 It also times the first call -- ``to_static`` + trace + compile + first
 forward/backward/step -- on fresh layers, median over ``--first-call-runs``.
@@ -90,7 +90,6 @@ MODELS = {
     "deep": (32, 16, 64, tuple(range(1, 16, 2)), 1),
 }
 HOOK_KINDS = ("none", "observer", "scale")
-HOOK_OP = "pd_op.pylayer"
 SCALE = 0.5
 TARGETS = {"observer": 1.01, "scale": 1.05, "first_call": 1.2}
 
@@ -202,7 +201,6 @@ class Config:
                     "break_reasons": sorted({str(b.reason) for b in breaks}),
                     "subgraphs": len(graphs),
                     "compiles": len(e2e.get("CompileCountInfo", [])),
-                    "hook_ops": sum(g.count(HOOK_OP) for g in graphs),
                 }
                 del os.environ["SOT_COLLECT_INFO"]
                 InfoCollector().clear()
@@ -233,7 +231,7 @@ def check_configs(configs, eager_grads, log):
         if "graph_breaks" in check:
             msg += (
                 f", graph breaks {check['graph_breaks']}, subgraphs "
-                f"{check['subgraphs']}, {HOOK_OP} ops {check['hook_ops']}"
+                f"{check['subgraphs']}"
             )
         log(msg)
     return checks
@@ -397,9 +395,9 @@ def table(res, model_names):
 
 def checks_table(res):
     rows = [
-        "| configuration | graph breaks | subgraphs | pylayer (hook) ops | grad rel "
+        "| configuration | graph breaks | subgraphs | grad rel "
         "err vs eager | abs(grad)/abs(grad, no hooks) |",
-        "|---|---:|---:|---:|---:|---:|",
+        "|---|---:|---:|---:|---:|",
     ]
     merged = dict(res["checks"])
     for k, v in ((res.get("stock") or {}).get("checks") or {}).items():
@@ -407,7 +405,7 @@ def checks_table(res):
     for name, c in merged.items():
         rows.append(
             f"| {name} | {c.get('graph_breaks', '-')} | "
-            f"{c.get('subgraphs', '-')} | {c.get('hook_ops', '-')} | "
+            f"{c.get('subgraphs', '-')} | "
             f"{c['grad_rel_err_vs_eager']:.1e}"
             f"{'' if c['grad_ok'] else ' MISMATCH'} | "
             f"{c['grad_norm_ratio_vs_no_hooks']:.4g} |"

@@ -494,7 +494,7 @@ def test_pylayer_with_register_hook_on_its_input():
         t.register_hook(lambda g: g * 3)
         return SaveInput.apply(t)
 
-    same_as_eager(f, [3, 4], n_pylayers=2)
+    same_as_eager(f, [3, 4])
 
 
 def test_guard_on_function_argument_recompiles():
