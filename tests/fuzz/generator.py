@@ -296,7 +296,14 @@ class Generator:
             return self.r.choice(["observe_hook", "sin_hook"])
         if kind == "run_time":  # not pure math: runs at run time
             return self.r.choice(
-                ["branch_hook", "inplace_hook", "setitem_hook", "item_hook"]
+                [
+                    "branch_hook",
+                    "inplace_hook",
+                    "setitem_hook",
+                    "item_hook",
+                    "log_hook",
+                    "shape_hook",
+                ]
             )
         # g * t, t a forward tensor broadcasting into v's shape
         ts = [t for t in visible if _bcast(t.shape, v.shape) == tuple(v.shape)]
@@ -726,6 +733,7 @@ class Generator:
             "",
             f"INPUT_SHAPES = {[list(s) for s in shapes]!r}",
             f"EXPECT_ERROR = {self.expect_error!r}",
+            "LOG = []  # what the hooks saw, compared with eager's",
             f"HAS_IF = {self.has_if!r}",
             "",
             "",
@@ -760,6 +768,14 @@ class Generator:
             "",
             "def item_hook(g):",
             "    return g * (1.0 + 0.0 * g.abs().max().item())",
+            "",
+            "",
+            "def log_hook(g):",
+            '    LOG.append(("sum", float(g.sum())))',
+            "",
+            "",
+            "def shape_hook(g):",
+            '    LOG.append(("shape", tuple(g.shape)))',
             "",
             "",
         ]

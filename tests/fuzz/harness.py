@@ -154,6 +154,30 @@ BY_DESIGN_ERRORS = [
 ]
 
 
+def compare_logs(want, got):
+    """None when the hooks logged in a mode (``LOG``: ``("sum", float)`` or
+    ``("shape", tuple)`` per call) what they logged eagerly, in any order
+    (the backward of independent branches may run in another order), else
+    a description."""
+    if len(got) != len(want):
+        return f"hooks logged {len(got)} calls, eager {len(want)}"
+
+    def order(entry):
+        kind, value = entry
+        return (kind, value) if kind == "shape" else (kind, (round(value, 6),))
+
+    for (wk, wv), (gk, gv) in zip(
+        sorted(want, key=order), sorted(got, key=order)
+    ):
+        if wk != gk or (
+            wv != gv
+            if wk == "shape"
+            else not np.isclose(gv, wv, rtol=RTOL, atol=ATOL)
+        ):
+            return f"hook log {gk} {gv}, eager {wk} {wv}"
+    return None
+
+
 def _exc(e):
     return f"{type(e).__name__}: {str(e).strip().splitlines()[-1] if str(e).strip() else ''}"[
         :300
@@ -168,9 +192,12 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
     f = ns["f"]
     expect = ns.get("EXPECT_ERROR", {})
     inputs = make_inputs(ns["INPUT_SHAPES"], input_seed)
+    log = ns.get("LOG", [])
     res = {}
     try:
+        log.clear()
         ref = run_eager(f, inputs)
+        want_log = list(log)
     except Exception as e:  # noqa: BLE001
         if verbose:
             traceback.print_exc()
@@ -186,6 +213,7 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
             on_mode(mode)
         want_exc = expect.get(mode)
         try:
+            log.clear()
             got = RUNNERS[mode](f, inputs)
         except Exception as e:  # noqa: BLE001
             if verbose:
@@ -204,5 +232,7 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
             res[mode] = ("error", f"expected {want_exc}, got no error")
             continue
         msg = compare(ref, got, mode, bool(ns.get("HAS_IF")))
+        if msg is None:
+            msg = compare_logs(want_log, log)
         res[mode] = ("pass", "") if msg is None else ("mismatch", msg)
     return res
