@@ -18,6 +18,7 @@ paths in Paddle's source tree) and the PR template fields.
 import ast
 import importlib.util
 import os
+import re
 import subprocess
 import sys
 import unittest
@@ -254,7 +255,14 @@ class EnvSuite(unittest.TestSuite):
                     os.environ[k] = v
 
 
+# Stand-ins for helper modules of Paddle's test directories (not in the
+# wheel), last on sys.path so that in Paddle's tree the real ones win.
+SHIMS = Path(__file__).resolve().parent / "upstream_shims"
+
+
 def load_tests(files):
+    if str(SHIMS) not in sys.path:
+        sys.path.append(str(SHIMS))
     suite = unittest.TestSuite()
     for i, f in enumerate(files):
         spec = importlib.util.spec_from_file_location(
@@ -326,9 +334,17 @@ def cmd_red(files):
             print(f"    fails: {test_id.rsplit('.', 1)[-1]} ({why})")
         if not failed:
             print(f"    last output: {lines[-1] if lines else ''}")
-        bad += passed
+        # Dy2StTestBase runs a test method once per to_static mode (ids
+        # ``<method>__<mode>``): the method is red when one of its modes fails
+        # (a mode in which stock already works may pass).
+        red = {_method(ln.split(" ", 1)[0]) for ln in failed}
+        bad += [t for t in passed if _method(t) not in red]
     if bad:
         die(f"{len(bad)} test(s) pass without their patch: {', '.join(bad)}")
+
+
+def _method(test_id):
+    return re.sub(r"__(ast|sot|sot_mgs10)_pir$", "", test_id)
 
 
 def main(argv):

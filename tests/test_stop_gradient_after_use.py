@@ -147,3 +147,24 @@ def test_flag_set_in_a_branch_on_an_outer_value_is_a_clear_error():
     x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
     with pytest.raises(NotImplementedError, match="control-flow branch"):
         paddle.jit.to_static(f, full_graph=True)(x)
+
+
+def branches_on_flag(x):
+    y = paddle.tanh(x)
+    if y.stop_gradient:
+        return y * 0.0
+    return y * 3.0
+
+
+@pytest.mark.usefixtures("sot_env")
+def test_sot_flag_set_in_one_function_leaves_other_tensors_alone():
+    # SOT caches one infer-meta variable per dtype, shape and flag: a setattr
+    # on it changed the flag of later tensors of that dtype and shape
+    x, w = (
+        paddle.to_tensor(a, stop_gradient=False)
+        for a in random_inputs([2, 3], [3], seed=5)
+    )
+    paddle.jit.to_static(cut_after_use, full_graph=False)(x, w).sum().backward()
+    x = paddle.to_tensor(random_inputs([2, 3], seed=6)[0], stop_gradient=False)
+    got = paddle.jit.to_static(branches_on_flag, full_graph=False)(x)
+    np.testing.assert_allclose(got.numpy(), branches_on_flag(x).numpy())

@@ -15,6 +15,11 @@ import unittest
 import warnings
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -37,7 +42,7 @@ class Net(paddle.nn.Layer):
     or paddle.device.get_all_custom_device_type(),
     "auto_cast has an effect on this device",
 )
-class TestAutoCastInToStaticOnCPU(unittest.TestCase):
+class TestAutoCastInToStaticOnCPU(Dy2StTestBase):
     """On CPU eager `auto_cast` warns and makes no effect; a to_static
     program runs where eager runs and does the same (float16 used to fail
     in `matmul`, bfloat16 used to compute in bfloat16)."""
@@ -53,7 +58,7 @@ class TestAutoCastInToStaticOnCPU(unittest.TestCase):
         x.clear_gradient()
         net.clear_gradients()
 
-        static_net = paddle.jit.to_static(net, full_graph=True)
+        static_net = paddle.jit.to_static(net)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             got = static_net(x)
@@ -66,9 +71,13 @@ class TestAutoCastInToStaticOnCPU(unittest.TestCase):
         np.testing.assert_array_equal(x.grad.numpy(), want_grads[0])
         np.testing.assert_array_equal(net.fc.weight.grad.numpy(), want_grads[1])
 
+    @test_ast_only
+    @test_pir_only
     def test_float16(self):
         self.check('float16')
 
+    @test_ast_only
+    @test_pir_only
     def test_bfloat16(self):
         self.check('bfloat16')
 

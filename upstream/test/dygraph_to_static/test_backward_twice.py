@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -24,7 +29,7 @@ def two_losses(x, w):
     return (y * y).sum(), paddle.exp(y).sum()
 
 
-class TestBackwardTwice(unittest.TestCase):
+class TestBackwardTwice(Dy2StTestBase):
     """A pass with retain_graph=True keeps the values the backward of a
     to_static call reads, so another pass over the call gives eager's
     gradients."""
@@ -41,15 +46,19 @@ class TestBackwardTwice(unittest.TestCase):
         l1.backward()
         return first, [x.grad.numpy(), w.grad.numpy()]
 
+    @test_ast_only
+    @test_pir_only
     def test_three_passes(self):
         want = self.run_passes(two_losses)
-        got = self.run_passes(paddle.jit.to_static(two_losses, full_graph=True))
+        got = self.run_passes(paddle.jit.to_static(two_losses))
         for g, e in zip(got, want):
             for a, b in zip(g, e):
                 np.testing.assert_allclose(a, b, rtol=1e-12)
 
+    @test_ast_only
+    @test_pir_only
     def test_call_between_passes(self):
-        fn = paddle.jit.to_static(two_losses, full_graph=True)
+        fn = paddle.jit.to_static(two_losses)
         x = paddle.to_tensor([0.5, -1.0, 2.0], "float64", stop_gradient=False)
         w = paddle.to_tensor([1.5, 0.25, -0.75], "float64")
         l1, l2 = fn(x, w)

@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -25,7 +30,7 @@ def list_vars_is_unsafe(self):
     )
 
 
-class TestCheckViewApiUsedByInplace(unittest.TestCase):
+class TestCheckViewApiUsedByInplace(Dy2StTestBase):
     """The check of every to_static program walks the values that the ops
     of the program define, not ``Program.list_vars()``."""
 
@@ -36,6 +41,8 @@ class TestCheckViewApiUsedByInplace(unittest.TestCase):
     def tearDown(self):
         paddle.pir.Program.list_vars = self.list_vars
 
+    @test_ast_only
+    @test_pir_only
     def test_program_with_sub_block(self):
         def fn(x):
             y = x * 2
@@ -47,11 +54,13 @@ class TestCheckViewApiUsedByInplace(unittest.TestCase):
 
         x = paddle.to_tensor(np.random.default_rng(13).standard_normal([3]))
         np.testing.assert_allclose(
-            paddle.jit.to_static(fn, full_graph=True)(x).numpy(),
+            paddle.jit.to_static(fn)(x).numpy(),
             fn(x).numpy(),
             rtol=1e-12,
         )
 
+    @test_ast_only
+    @test_pir_only
     def test_program_with_nested_sub_blocks(self):
         def fn(x):
             y = paddle.exp(x)
@@ -63,7 +72,7 @@ class TestCheckViewApiUsedByInplace(unittest.TestCase):
 
         x = paddle.to_tensor(np.random.default_rng(14).standard_normal([4]))
         np.testing.assert_allclose(
-            paddle.jit.to_static(fn, full_graph=True)(x).numpy(),
+            paddle.jit.to_static(fn)(x).numpy(),
             fn(x).numpy(),
             rtol=1e-12,
         )

@@ -16,6 +16,11 @@ import unittest
 from unittest import mock
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 from paddle.jit.dy2static import convert_call_func
 
@@ -24,11 +29,13 @@ def user_function(x):
     return x
 
 
-class TestConvertCallBuiltinLookup(unittest.TestCase):
+class TestConvertCallBuiltinLookup(Dy2StTestBase):
     """`is_unsupported` looks built-in functions up in a cached set, not by
     flattening and scanning every function of the built-in-like modules at
     each call (several ms per `convert_call`)."""
 
+    @test_ast_only
+    @test_pir_only
     def test_second_call_does_not_list_module_functions(self):
         convert_call_func.is_unsupported(user_function)
         with mock.patch.object(

@@ -11,10 +11,13 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
 
@@ -27,23 +30,14 @@ def fn(x, w):
     return (y + gx * w).sum()
 
 
-class TestDoubleGradOperandsMergedByCSE(unittest.TestCase):
+class TestDoubleGradOperandsMergedByCSE(Dy2StTestBase):
     """CSE makes two operands of one op the same value: the inplace pass must
     not overwrite it before the op has read both."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         rng = np.random.default_rng(66)
         self.x = rng.standard_normal([2, 3])
         self.w = rng.standard_normal([3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def grads(self, f):
         x = paddle.to_tensor(self.x, stop_gradient=False)
@@ -51,17 +45,12 @@ class TestDoubleGradOperandsMergedByCSE(unittest.TestCase):
         f(x, w).backward()
         return x.grad.numpy(), w.grad.numpy()
 
-    def check(self, full_graph):
-        static_fn = paddle.jit.to_static(fn, full_graph=full_graph)
+    @test_pir_only
+    def test_grads_match_eager(self):
+        static_fn = paddle.jit.to_static(fn)
         for _ in range(2):
             for got, want in zip(self.grads(static_fn), self.grads(fn)):
                 np.testing.assert_allclose(got, want, rtol=1e-12)
-
-    def test_ast(self):
-        self.check(full_graph=True)
-
-    def test_sot(self):
-        self.check(full_graph=False)
 
 
 if __name__ == '__main__':

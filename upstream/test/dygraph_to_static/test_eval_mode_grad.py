@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -30,13 +35,13 @@ class Net(paddle.nn.Layer):
         return self.drop(self.fc(self.bn(x))).sum()
 
 
-class TestEvalModeGrad(unittest.TestCase):
+class TestEvalModeGrad(Dy2StTestBase):
     def grads(self, to_static):
         paddle.seed(2026)
         net = Net()
         net.eval()
         if to_static:
-            net = paddle.jit.to_static(net, full_graph=True)
+            net = paddle.jit.to_static(net)
         x = paddle.to_tensor(
             np.linspace(-1.0, 1.0, 6).reshape([2, 3]).astype('float32'),
             stop_gradient=False,
@@ -46,6 +51,8 @@ class TestEvalModeGrad(unittest.TestCase):
         self.assertIsNotNone(net.fc.weight.grad)
         return x.grad.numpy(), net.fc.weight.grad.numpy()
 
+    @test_ast_only
+    @test_pir_only
     def test_eval_mode_layer_gives_eager_gradients(self):
         for got, want in zip(self.grads(True), self.grads(False)):
             np.testing.assert_allclose(got, want, rtol=1e-6)

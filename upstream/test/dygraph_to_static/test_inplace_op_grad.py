@@ -16,6 +16,11 @@ import unittest
 import warnings
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -76,21 +81,26 @@ def static_grads(fn):
         paddle.disable_static()
 
 
-class TestInplaceOpGrad(unittest.TestCase):
-    def check(self, run):
-        with warnings.catch_warnings():
-            warnings.simplefilter('ignore')
-            for fn in (residual, scaled, zeroed, set_item):
-                for got, want in zip(run(fn), grads(fn)):
-                    np.testing.assert_allclose(
-                        got, want, rtol=1e-12, err_msg=fn.__name__
-                    )
+def check(run):
+    with warnings.catch_warnings():
+        warnings.simplefilter('ignore')
+        for fn in (residual, scaled, zeroed, set_item):
+            for got, want in zip(run(fn), grads(fn)):
+                np.testing.assert_allclose(
+                    got, want, rtol=1e-12, err_msg=fn.__name__
+                )
 
+
+class TestInplaceOpGrad(Dy2StTestBase):
+    @test_ast_only
+    @test_pir_only
     def test_to_static(self):
-        self.check(lambda fn: grads(paddle.jit.to_static(fn, full_graph=True)))
+        check(lambda fn: grads(paddle.jit.to_static(fn)))
 
+
+class TestInplaceOpGradStaticProgram(unittest.TestCase):
     def test_static_program(self):
-        self.check(static_grads)
+        check(static_grads)
 
 
 if __name__ == '__main__':

@@ -19,6 +19,11 @@ import textwrap
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -57,7 +62,7 @@ SAVE = textwrap.dedent(
 )
 
 
-class TestJitLoadTensorHooks(unittest.TestCase):
+class TestJitLoadTensorHooks(Dy2StTestBase):
     """A `paddle.jit.load`ed model keeps the gradient hooks its `forward`
     registered, in the process that saved it."""
 
@@ -75,9 +80,11 @@ class TestJitLoadTensorHooks(unittest.TestCase):
         model(x).backward()
         return x.grad.numpy(), list(LOG)
 
+    @test_ast_only
+    @test_pir_only
     def test_hooks_run_in_the_saving_process(self):
         paddle.jit.save(
-            paddle.jit.to_static(make_net(), full_graph=True),
+            paddle.jit.to_static(make_net()),
             self.path,
             input_spec=SPEC,
         )
@@ -88,12 +95,18 @@ class TestJitLoadTensorHooks(unittest.TestCase):
         np.testing.assert_allclose(got_grad, want_grad, rtol=1e-6)
         np.testing.assert_allclose(got_log, want_log, rtol=1e-6)
 
+    @test_ast_only
+    @test_pir_only
     def test_hooks_of_another_process_are_a_clear_error(self):
         script = os.path.join(self.temp_dir.name, 'save.py')
         with open(script, 'w') as f:
             f.write(SAVE)
+        # the script imports this file, and what it imports
         here = os.path.dirname(os.path.abspath(__file__))
-        subprocess.run([sys.executable, script, self.path, here], check=True)
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+        subprocess.run(
+            [sys.executable, script, self.path, here], check=True, env=env
+        )
         loaded = paddle.jit.load(self.path)
         loaded.train()
         x = paddle.to_tensor(self.x, dtype='float32', stop_gradient=False)

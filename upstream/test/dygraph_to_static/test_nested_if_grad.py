@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -40,32 +45,40 @@ def nested_cond(x):
     return paddle.static.nn.cond(x.mean() > 0, outer_true, lambda: x * 0.5)
 
 
-class TestNestedIfGrad(unittest.TestCase):
+def inputs():
+    x = np.abs(np.random.default_rng(20).standard_normal([4]))
+    # both branches taken; outer taken, inner not taken
+    return [x + 1.0, x / x.sum() * 0.5]
+
+
+def eager_grad(fn, a):
+    x = paddle.to_tensor(a, stop_gradient=False)
+    fn(x).sum().backward()
+    return x.grad.numpy()
+
+
+class TestNestedIfGrad(Dy2StTestBase):
     """The gradient of a value of an outer ``if`` branch that an inner
     ``if`` reads (``a``) reaches the input, as in eager."""
 
-    def setUp(self):
-        x = np.abs(np.random.default_rng(20).standard_normal([4]))
-        # both branches taken; outer taken, inner not taken
-        self.inputs = [x + 1.0, x / x.sum() * 0.5]
-
-    def eager_grad(self, fn, a):
-        x = paddle.to_tensor(a, stop_gradient=False)
-        fn(x).sum().backward()
-        return x.grad.numpy()
-
+    @test_ast_only
+    @test_pir_only
     def test_to_static(self):
-        static_fn = paddle.jit.to_static(nested_if, full_graph=True)
-        for a in self.inputs:
+        static_fn = paddle.jit.to_static(nested_if)
+        for a in inputs():
             np.testing.assert_allclose(
-                self.eager_grad(static_fn, a),
-                self.eager_grad(nested_if, a),
+                eager_grad(static_fn, a),
+                eager_grad(nested_if, a),
                 rtol=1e-12,
             )
 
+
+class TestNestedIfGradStaticProgram(unittest.TestCase):
+    """The same in a static program built with ``paddle.static.nn.cond``."""
+
     def test_static_program(self):
-        for a in self.inputs:
-            want = self.eager_grad(nested_if, a)
+        for a in inputs():
+            want = eager_grad(nested_if, a)
             paddle.enable_static()
             try:
                 main = paddle.static.Program()

@@ -11,13 +11,15 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
-from paddle.autograd import PyLayer
 
 
 def returned_and_added(x, c):
@@ -38,25 +40,6 @@ def returned_across_graph_break(x, c):
     return r, y * 1.0
 
 
-class CosTwice(PyLayer):
-    @staticmethod
-    def forward(ctx, a):
-        return paddle.cos(paddle.cos(a)) * 1.5
-
-    @staticmethod
-    def backward(ctx, d):
-        return d * 1.5
-
-
-def pylayer_output_across_graph_break(x, c):
-    a = x[:, 1:2]
-    y = CosTwice.apply(a)
-    z = y - paddle.cos(a)
-    if c.mean() > 0:  # a graph break under SOT
-        pass
-    return y * 1.0, z * 1.0
-
-
 def read_by_branch_backward(x, c):
     # `sum_grad` reads only the shape of `v`; `clip_grad`, in the backward
     # of the `if`, reads its values.
@@ -69,24 +52,15 @@ def read_by_branch_backward(x, c):
     return r + s, s * 1.0
 
 
-class TestNoNeedBufferValues(unittest.TestCase):
+class TestNoNeedBufferValues(Dy2StTestBase):
     """A value the program returns keeps its values when a later op of the
     program reads it and could reuse its buffer; a value the backward of an
     `if` reads keeps its buffer."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         rng = np.random.default_rng(73)
         self.x = rng.standard_normal([2, 3])
         self.c = np.abs(rng.standard_normal([2, 3]))
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def run_fn(self, f):
         x = paddle.to_tensor(self.x, stop_gradient=False)
@@ -97,21 +71,20 @@ class TestNoNeedBufferValues(unittest.TestCase):
 
     def check(self, fn):
         want = self.run_fn(fn)
-        for full_graph in (False, True):
-            static_fn = paddle.jit.to_static(fn, full_graph=full_graph)
-            for _ in range(2):
-                for got, expected in zip(self.run_fn(static_fn), want):
-                    np.testing.assert_allclose(got, expected, rtol=1e-12)
+        static_fn = paddle.jit.to_static(fn)
+        for _ in range(2):
+            for got, expected in zip(self.run_fn(static_fn), want):
+                np.testing.assert_allclose(got, expected, rtol=1e-12)
 
+    @test_pir_only
     def test_returned_and_added(self):
         self.check(returned_and_added)
 
+    @test_pir_only
     def test_returned_across_graph_break(self):
         self.check(returned_across_graph_break)
 
-    def test_pylayer_output_across_graph_break(self):
-        self.check(pylayer_output_across_graph_break)
-
+    @test_pir_only
     def test_read_by_branch_backward(self):
         self.check(read_by_branch_backward)
 

@@ -11,10 +11,13 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -36,21 +39,12 @@ def fn(x):
     return paddle.sin(y), y * y
 
 
-class TestOutputsOfRunWithoutGrad(unittest.TestCase):
+class TestOutputsOfRunWithoutGrad(Dy2StTestBase):
     """A run that gives no input a gradient returns outputs with a grad
     node, as eager does: not leaves that keep the caller's gradient."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         self.x = np.random.default_rng(74).standard_normal([2, 3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def run_fn(self, f, hook):
         calls = []
@@ -64,14 +58,15 @@ class TestOutputsOfRunWithoutGrad(unittest.TestCase):
     def check(self, hook):
         want = self.run_fn(fn, hook)
         self.assertEqual(want, [False, True, True, None, []])
-        for full_graph in (False, True):
-            static_fn = paddle.jit.to_static(fn, full_graph=full_graph)
-            for _ in range(2):
-                self.assertEqual(self.run_fn(static_fn, hook), want)
+        static_fn = paddle.jit.to_static(fn)
+        for _ in range(2):
+            self.assertEqual(self.run_fn(static_fn, hook), want)
 
+    @test_pir_only
     def test_outputs_are_not_leaves(self):
         self.check(hook=False)
 
+    @test_pir_only
     def test_hook_on_input_without_grad(self):
         self.check(hook=True)
 

@@ -11,10 +11,13 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
 
@@ -25,43 +28,41 @@ def fn(x, w):
     return (y + gx).sum()
 
 
-class TestPaddleGradWithoutCreateGraph(unittest.TestCase):
+def grads(f, x, w):
+    x = paddle.to_tensor(x, stop_gradient=False)
+    w = paddle.to_tensor(w, stop_gradient=False)
+    f(x, w).backward()
+    return x.grad.numpy(), w.grad.numpy()
+
+
+class TestPaddleGradWithoutCreateGraph(Dy2StTestBase):
     """Without create_graph, the gradients paddle.grad returns inside a
     static graph are not differentiated by a later backward, as in eager."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         rng = np.random.default_rng(66)
         self.x = rng.standard_normal([2, 3])
         self.w = rng.standard_normal([3])
 
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
-
-    def grads(self, f):
-        x = paddle.to_tensor(self.x, stop_gradient=False)
-        w = paddle.to_tensor(self.w, stop_gradient=False)
-        f(x, w).backward()
-        return x.grad.numpy(), w.grad.numpy()
-
-    def check(self, full_graph):
-        static_fn = paddle.jit.to_static(fn, full_graph=full_graph)
-        for got, want in zip(self.grads(static_fn), self.grads(fn)):
+    @test_pir_only
+    def test_grads_match_eager(self):
+        static_fn = paddle.jit.to_static(fn)
+        for got, want in zip(
+            grads(static_fn, self.x, self.w), grads(fn, self.x, self.w)
+        ):
             np.testing.assert_allclose(got, want, rtol=1e-12)
 
-    def test_ast(self):
-        self.check(full_graph=True)
 
-    def test_sot(self):
-        self.check(full_graph=False)
+class TestPaddleGradWithoutCreateGraphStaticProgram(unittest.TestCase):
+    """The same in a static program."""
+
+    def setUp(self):
+        rng = np.random.default_rng(66)
+        self.x = rng.standard_normal([2, 3])
+        self.w = rng.standard_normal([3])
 
     def test_static_program(self):
-        want = self.grads(fn)
+        want = grads(fn, self.x, self.w)
         paddle.enable_static()
         try:
             main = paddle.static.Program()
@@ -69,10 +70,10 @@ class TestPaddleGradWithoutCreateGraph(unittest.TestCase):
                 x = paddle.static.data('x', [2, 3], 'float64')
                 w = paddle.static.data('w', [3], 'float64')
                 x.stop_gradient = w.stop_gradient = False
-                grads = paddle.static.gradients([fn(x, w)], [x, w])
+                grad_vars = paddle.static.gradients([fn(x, w)], [x, w])
             exe = paddle.static.Executor(paddle.CPUPlace())
             got = exe.run(
-                main, feed={'x': self.x, 'w': self.w}, fetch_list=grads
+                main, feed={'x': self.x, 'w': self.w}, fetch_list=grad_vars
             )
         finally:
             paddle.disable_static()

@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -28,13 +33,15 @@ class Net(paddle.nn.Layer):
         return self.linear(x) * 2.0
 
 
-class TestProgramCacheGradMode(unittest.TestCase):
+class TestProgramCacheGradMode(Dy2StTestBase):
     """A program traced with the grad mode off has no backward: a call
     with the grad mode on traces its own program."""
 
+    @test_ast_only
+    @test_pir_only
     def test_call_with_grad_after_call_without(self):
         paddle.seed(2026)
-        net = paddle.jit.to_static(Net(), full_graph=True)
+        net = paddle.jit.to_static(Net())
         x = paddle.ones([4, 3])
         with paddle.no_grad():
             self.assertTrue(net(x).stop_gradient)

@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -76,17 +81,19 @@ def run(fn, *arrays):
     return [out.numpy()] + [x.grad.numpy() for x in xs]
 
 
-class TestPyLayerEagerRules(unittest.TestCase):
+class TestPyLayerEagerRules(Dy2StTestBase):
     def setUp(self):
         rng = np.random.default_rng(4)
         self.x, self.w = rng.standard_normal([2, 2, 3])
 
     def check(self, fn, *arrays):
         want = run(fn, *arrays)
-        got = run(paddle.jit.to_static(fn, full_graph=True), *arrays)
+        got = run(paddle.jit.to_static(fn), *arrays)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-12)
 
+    @test_ast_only
+    @test_pir_only
     def test_mark_non_differentiable(self):
         def fn(x):
             a, b = NonDiff.apply(x)
@@ -94,6 +101,8 @@ class TestPyLayerEagerRules(unittest.TestCase):
 
         self.check(fn, self.x)
 
+    @test_ast_only
+    @test_pir_only
     def test_set_materialize_grads_false(self):
         def fn(x):
             a, _ = NoMaterialize.apply(x)
@@ -101,18 +110,22 @@ class TestPyLayerEagerRules(unittest.TestCase):
 
         self.check(fn, self.x)
 
+    @test_ast_only
+    @test_pir_only
     def test_var_keyword_tensor_argument(self):
         def fn(x, w):
             return KwArgs.apply(x, w=w)
 
         self.check(fn, self.x, self.w)
 
+    @test_ast_only
+    @test_pir_only
     def test_wrong_number_of_grads_names_the_layer(self):
         def fn(x):
             return TooManyGrads.apply(x)
 
         with self.assertRaisesRegex(ValueError, 'TooManyGrads'):
-            run(paddle.jit.to_static(fn, full_graph=True), self.x)
+            run(paddle.jit.to_static(fn), self.x)
 
 
 if __name__ == '__main__':

@@ -11,10 +11,14 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -23,17 +27,6 @@ from paddle.autograd import PyLayer
 class Id(PyLayer):
     @staticmethod
     def forward(ctx, a):
-        return a
-
-    @staticmethod
-    def backward(ctx, d):
-        return d * 2
-
-
-class NotInplaceId(PyLayer):
-    @staticmethod
-    def forward(ctx, a):
-        ctx.mark_not_inplace(a)
         return a
 
     @staticmethod
@@ -50,57 +43,42 @@ def not_used_after(x):
     return Id.apply(x * 2) * 3
 
 
-def not_inplace(x):
-    return NotInplaceId.apply(x * 2)
-
-
-class TestPyLayerForwardReturnsInput(unittest.TestCase):
+class TestPyLayerForwardReturnsInput(Dy2StTestBase):
     """A ``forward`` returning its input: eager applies the layer in place,
     which static graphs cannot do; they raise a clear error where the
     result would differ from eager's."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         self.x = np.random.default_rng(27).standard_normal([2, 3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def grad(self, f):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         f(x).sum().backward()
         return x.grad.numpy()
 
-    def check(self, f, full_graph):
-        static_f = paddle.jit.to_static(f, full_graph=full_graph)
+    def check(self, f):
+        static_f = paddle.jit.to_static(f)
         np.testing.assert_allclose(
             self.grad(static_f), self.grad(f), rtol=1e-12
         )
 
+    @test_ast_only
+    @test_pir_only
     def test_input_used_after_apply_is_clear_error(self):
-        for full_graph in (True, False):
-            static_f = paddle.jit.to_static(used_after, full_graph=full_graph)
-            with self.assertRaisesRegex(
-                NotImplementedError, 'returns its input Tensor'
-            ):
-                self.grad(static_f)
-
-    def test_input_marked_not_inplace_is_clear_error(self):
-        static_f = paddle.jit.to_static(not_inplace, full_graph=True)
-        with self.assertRaisesRegex(NotImplementedError, 'mark_not_inplace'):
-            self.grad(static_f)
-
-    def test_input_not_used_after_apply_matches_eager(self):
-        self.check(not_used_after, full_graph=True)
+        static_f = paddle.jit.to_static(used_after)
         with self.assertRaisesRegex(
             NotImplementedError, 'returns its input Tensor'
         ):
-            self.grad(paddle.jit.to_static(used_after, full_graph=True))
+            self.grad(static_f)
+
+    @test_ast_only
+    @test_pir_only
+    def test_input_not_used_after_apply_matches_eager(self):
+        self.check(not_used_after)
+        with self.assertRaisesRegex(
+            NotImplementedError, 'returns its input Tensor'
+        ):
+            self.grad(paddle.jit.to_static(used_after))
 
 
 if __name__ == '__main__':

@@ -16,6 +16,11 @@ import tempfile
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -55,7 +60,7 @@ def ops_named(program, name):
     return list(walk(program.global_block()))
 
 
-class TestPyLayerInferProgramSavesNothing(unittest.TestCase):
+class TestPyLayerInferProgramSavesNothing(Dy2StTestBase):
     """The forward-only program of a to_static layer in ``eval()`` mode
     does not push the tensors of ``ctx.save_for_backward`` (nothing would
     pop them); the train program still does."""
@@ -82,12 +87,14 @@ class TestPyLayerInferProgramSavesNothing(unittest.TestCase):
             [],
         )
 
+    @test_ast_only
+    @test_pir_only
     def test_to_static_eval(self):
         paddle.seed(31)
         net = Net()
         net.eval()
         want = net(paddle.to_tensor(self.x)).numpy()
-        static_net = paddle.jit.to_static(net, full_graph=True)
+        static_net = paddle.jit.to_static(net)
         self.check(
             static_net,
             lambda: static_net.forward.get_concrete_program(
@@ -96,13 +103,15 @@ class TestPyLayerInferProgramSavesNothing(unittest.TestCase):
             want,
         )
 
+    @test_ast_only
+    @test_pir_only
     def test_jit_load_eval(self):
         paddle.seed(31)
         net = Net()
         want = net(paddle.to_tensor(self.x)).numpy()
         prefix = os.path.join(self.temp_dir.name, 'm')
         paddle.jit.save(
-            paddle.jit.to_static(net, full_graph=True),
+            paddle.jit.to_static(net),
             prefix,
             input_spec=[InputSpec([-1, 4], 'float32', 'x')],
         )

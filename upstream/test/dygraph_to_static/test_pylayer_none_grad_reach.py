@@ -11,10 +11,13 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -52,54 +55,37 @@ def fn_computed_grad(x, y):
     return HalfOfSecond.apply(x, y) + y * 2.0, x * 2.0
 
 
-class TestPyLayerNoneGradReach(unittest.TestCase):
+class TestPyLayerNoneGradReach(Dy2StTestBase):
     """An input that a PyLayer gives no gradient, and that otherwise feeds
     only an output the caller does not differentiate, gets no gradient and
     runs no hook, as in eager."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         rng = np.random.default_rng(77)
         self.x = rng.standard_normal([2, 3])
         self.y = rng.standard_normal([2, 3])
 
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
-
-    def check(self, full_graph):
+    @test_pir_only
+    def test_input_without_gradient(self):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         y = paddle.to_tensor(self.y, stop_gradient=False)
-        a, _ = paddle.jit.to_static(fn, full_graph=full_graph)(x, y)
+        a, _ = paddle.jit.to_static(fn)(x, y)
         a.sum().backward()
         self.assertIsNone(x.grad)
         np.testing.assert_allclose(y.grad.numpy(), np.full([2, 3], 3.0))
 
-    def test_ast(self):
-        self.check(full_graph=True)
-
-    def test_sot(self):
-        self.check(full_graph=False)
-
+    @test_pir_only
     def test_none_beside_a_computed_gradient(self):
         # `return None, d * b * 0.5`: the None is read though the other
         # element is not a single load.
-        for full_graph in (True, False):
-            x = paddle.to_tensor(self.x, stop_gradient=False)
-            y = paddle.to_tensor(self.y, stop_gradient=False)
-            static_fn = paddle.jit.to_static(
-                fn_computed_grad, full_graph=full_graph
-            )
-            a, _ = static_fn(x, y)
-            a.sum().backward()
-            self.assertIsNone(x.grad)
-            np.testing.assert_allclose(
-                y.grad.numpy(), self.y * 0.5 + 2.0, rtol=1e-12
-            )
+        x = paddle.to_tensor(self.x, stop_gradient=False)
+        y = paddle.to_tensor(self.y, stop_gradient=False)
+        a, _ = paddle.jit.to_static(fn_computed_grad)(x, y)
+        a.sum().backward()
+        self.assertIsNone(x.grad)
+        np.testing.assert_allclose(
+            y.grad.numpy(), self.y * 0.5 + 2.0, rtol=1e-12
+        )
 
 
 if __name__ == '__main__':

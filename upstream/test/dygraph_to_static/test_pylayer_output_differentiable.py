@@ -11,10 +11,14 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -34,37 +38,23 @@ def fn(x):
     return DetachedForward.apply(x) * x
 
 
-class TestPyLayerOutputDifferentiable(unittest.TestCase):
+class TestPyLayerOutputDifferentiable(Dy2StTestBase):
     """A PyLayer output is differentiable when an input is, however its
     forward computed it: its gradient comes from `backward`."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         self.x = np.random.default_rng(40).standard_normal([2, 3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def grad(self, f):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         f(x).sum().backward()
         return x.grad.numpy()
 
-    def test_ast(self):
+    @test_ast_only
+    @test_pir_only
+    def test_grad_matches_eager(self):
         np.testing.assert_allclose(
-            self.grad(paddle.jit.to_static(fn, full_graph=True)),
-            self.grad(fn),
-            rtol=1e-12,
-        )
-
-    def test_sot(self):
-        np.testing.assert_allclose(
-            self.grad(paddle.jit.to_static(fn, full_graph=False)),
+            self.grad(paddle.jit.to_static(fn)),
             self.grad(fn),
             rtol=1e-12,
         )

@@ -11,10 +11,14 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -35,17 +39,6 @@ class LogsGradient(PyLayer):
         return dy * (1 - paddle.tanh(x) ** 2)
 
 
-class LogsBatch(PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        LOG.append(x.shape[0])
-        return x * 2.0
-
-    @staticmethod
-    def backward(ctx, dy):
-        return dy * 2.0
-
-
 def apply(layer):
     def fn(x):
         return (layer.apply(x * 2.0) * 3.0).sum()
@@ -53,49 +46,15 @@ def apply(layer):
     return fn
 
 
-class TestPyLayerPythonEffects(unittest.TestCase):
-    """A PyLayer whose forward or backward stores into a global: eager
-    stores at every call, a static graph would store one symbolic value
-    when it builds the program."""
+class TestPyLayerPythonEffects(Dy2StTestBase):
+    """A PyLayer whose backward stores into a global: eager stores at every
+    backward, a static graph would store one symbolic value when it builds
+    the program: a clear error under AST."""
 
-    def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
-
-    def run_fn(self, fn):
-        LOG.clear()
-        grads = []
-        for batch in (2, 3, 5):
-            x = paddle.to_tensor(
-                np.random.default_rng(batch).standard_normal([batch, 4]),
-                stop_gradient=False,
-            )
-            fn(x).backward()
-            grads.append(x.grad.numpy())
-        return grads, list(LOG)
-
-    def check_sot(self, layer):
-        want_grads, want_log = self.run_fn(apply(layer))
-        got_grads, got_log = self.run_fn(paddle.jit.to_static(apply(layer)))
-        self.assertEqual(got_log, want_log)
-        for got, want in zip(got_grads, want_grads):
-            np.testing.assert_allclose(got, want, rtol=1e-12)
-
-    def test_sot_runs_backward_with_effects_eagerly(self):
-        self.check_sot(LogsGradient)
-
-    def test_sot_runs_forward_with_effects_eagerly(self):
-        self.check_sot(LogsBatch)
-
+    @test_ast_only
+    @test_pir_only
     def test_ast_backward_with_effects_is_an_error(self):
-        fn = paddle.jit.to_static(apply(LogsGradient), full_graph=True)
+        fn = paddle.jit.to_static(apply(LogsGradient))
         x = paddle.to_tensor(np.ones([2, 4]), stop_gradient=False)
         with self.assertRaisesRegex(NotImplementedError, 'LOG.append'):
             fn(x).backward()

@@ -12,10 +12,13 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -35,21 +38,12 @@ def fn(x0, x1):
     return SameGrad.apply(x0, x1 * 2.0) * x1
 
 
-class TestPyLayerSameGradForTwoInputs(unittest.TestCase):
+class TestPyLayerSameGradForTwoInputs(Dy2StTestBase):
     """``backward`` returning one tensor as the gradient of two inputs."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         rng = np.random.default_rng(18)
         self.x0, self.x1 = rng.standard_normal([2, 3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def run_fn(self, f):
         xs = [
@@ -58,17 +52,12 @@ class TestPyLayerSameGradForTwoInputs(unittest.TestCase):
         f(*xs).sum().backward()
         return [x.grad.numpy() for x in xs]
 
-    def check(self, full_graph):
+    @test_pir_only
+    def test_grads_match_eager(self):
         want = self.run_fn(fn)
-        got = self.run_fn(paddle.jit.to_static(fn, full_graph=full_graph))
+        got = self.run_fn(paddle.jit.to_static(fn))
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-12)
-
-    def test_ast(self):
-        self.check(full_graph=True)
-
-    def test_sot(self):
-        self.check(full_graph=False)
 
 
 if __name__ == '__main__':

@@ -11,10 +11,14 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -51,39 +55,32 @@ def twice_one_grad_none(x):
     return s + p
 
 
-class TestPyLayerSameInputTwice(unittest.TestCase):
+class TestPyLayerSameInputTwice(Dy2StTestBase):
     """``PyLayer.apply(x, x)``: x gets the sum of the gradients ``backward``
     returns for both places, as in eager."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         self.x = np.random.default_rng(26).standard_normal([2, 3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def grad(self, f):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         f(x).sum().backward()
         return x.grad.numpy()
 
-    def check(self, f, full_graph):
-        static_f = paddle.jit.to_static(f, full_graph=full_graph)
+    def check(self, f):
+        static_f = paddle.jit.to_static(f)
         np.testing.assert_allclose(
             self.grad(static_f), self.grad(f), rtol=1e-12
         )
 
-    def test_ast(self):
-        self.check(twice, full_graph=True)
-        self.check(twice_one_grad_none, full_graph=True)
+    @test_pir_only
+    def test_twice(self):
+        self.check(twice)
 
-    def test_sot(self):
-        self.check(twice, full_graph=False)
+    @test_ast_only
+    @test_pir_only
+    def test_twice_one_grad_none(self):
+        self.check(twice_one_grad_none)
 
 
 if __name__ == '__main__':

@@ -11,10 +11,13 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -36,41 +39,30 @@ def fn(x):
     return SaveTwice.apply(x * 2)
 
 
-class TestPyLayerSaveForBackwardTwice(unittest.TestCase):
+X = np.random.default_rng(24).standard_normal([2, 3])
+
+
+def grad(f):
+    x = paddle.to_tensor(X, stop_gradient=False)
+    f(x).sum().backward()
+    return x.grad.numpy()
+
+
+class TestPyLayerSaveForBackwardTwice(Dy2StTestBase):
     """``ctx.save_for_backward(a, a)``: both saved tensors are ``a`` in the
     backward, as in eager (no in-place reuse of a shared buffer)."""
 
-    def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
-        self.x = np.random.default_rng(24).standard_normal([2, 3])
+    @test_pir_only
+    def test_grad_matches_eager(self):
+        static_f = paddle.jit.to_static(fn)
+        np.testing.assert_allclose(grad(static_f), grad(fn), rtol=1e-12)
 
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
-    def grad(self, f):
-        x = paddle.to_tensor(self.x, stop_gradient=False)
-        f(x).sum().backward()
-        return x.grad.numpy()
-
-    def check(self, f, full_graph):
-        static_f = paddle.jit.to_static(f, full_graph=full_graph)
-        np.testing.assert_allclose(
-            self.grad(static_f), self.grad(f), rtol=1e-12
-        )
-
-    def test_ast(self):
-        self.check(fn, full_graph=True)
-
-    def test_sot(self):
-        self.check(fn, full_graph=False)
+class TestPyLayerSaveForBackwardTwiceStaticProgram(unittest.TestCase):
+    """The same in a static program."""
 
     def test_static_program(self):
-        want = self.grad(fn)
+        want = grad(fn)
         paddle.enable_static()
         try:
             main = paddle.static.Program()
@@ -79,7 +71,7 @@ class TestPyLayerSaveForBackwardTwice(unittest.TestCase):
                 x.stop_gradient = False
                 (dx,) = paddle.static.gradients([fn(x).sum()], [x])
             exe = paddle.static.Executor(paddle.CPUPlace())
-            (got,) = exe.run(main, feed={'x': self.x}, fetch_list=[dx])
+            (got,) = exe.run(main, feed={'x': X}, fetch_list=[dx])
         finally:
             paddle.disable_static()
         np.testing.assert_allclose(got, want, rtol=1e-12)

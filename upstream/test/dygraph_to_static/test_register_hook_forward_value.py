@@ -17,6 +17,11 @@ import unittest
 import weakref
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -28,10 +33,12 @@ def run(fn, x_np):
     return out.numpy(), x.grad.numpy()
 
 
-class TestRegisterHookForwardValue(unittest.TestCase):
+class TestRegisterHookForwardValue(Dy2StTestBase):
     def setUp(self):
         self.x = np.random.default_rng(8).standard_normal([3, 4])
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_reading_forward_tensors(self):
         """A gradient mask computed in the forward, as in eager."""
 
@@ -43,10 +50,12 @@ class TestRegisterHookForwardValue(unittest.TestCase):
             return t * t
 
         want = run(fn, self.x)
-        got = run(paddle.jit.to_static(fn, full_graph=True), self.x)
+        got = run(paddle.jit.to_static(fn), self.x)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-12)
 
+    @test_ast_only
+    @test_pir_only
     def test_hooks_are_freed_with_their_program(self):
         class Payload:
             pass
@@ -61,7 +70,7 @@ class TestRegisterHookForwardValue(unittest.TestCase):
 
             x = paddle.ones([n])
             x.stop_gradient = False
-            paddle.jit.to_static(fn, full_graph=True)(x).sum().backward()
+            paddle.jit.to_static(fn)(x).sum().backward()
             return weakref.ref(payload)
 
         refs = [trace_and_drop(n) for n in range(1, 6)]

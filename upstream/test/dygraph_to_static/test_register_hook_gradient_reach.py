@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -48,57 +53,40 @@ def static_cond_reaching_branch_through_other_ops(x, y):
     return out + paddle.cos(x)
 
 
-class TestRegisterHookGradientReach(unittest.TestCase):
+def grads(fn, x, y):
+    x = paddle.to_tensor(x, stop_gradient=False)
+    y = paddle.to_tensor(y, stop_gradient=False)
+    fn(x, y).sum().backward()
+    return x.grad.numpy(), y.grad.numpy()
+
+
+class TestRegisterHookGradientReach(Dy2StTestBase):
     """Eager calls a hook only when a gradient reaches its tensor; a
     static backward gives zeros through the branch that did not run."""
-
-    def grads(self, fn, x, y):
-        x = paddle.to_tensor(x, stop_gradient=False)
-        y = paddle.to_tensor(y, stop_gradient=False)
-        fn(x, y).sum().backward()
-        return x.grad.numpy(), y.grad.numpy()
 
     def check_to_static(self, fn):
         rng = np.random.default_rng(49)
         x, y = rng.standard_normal([3]), np.abs(rng.standard_normal([3]))
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        static_fn = paddle.jit.to_static(fn)
         for sign in (1.0, -1.0):
             for got, want in zip(
-                self.grads(static_fn, x, y * sign),
-                self.grads(fn, x, y * sign),
+                grads(static_fn, x, y * sign),
+                grads(fn, x, y * sign),
             ):
                 np.testing.assert_allclose(got, want, rtol=1e-12)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_reaching_branch_through_other_ops(self):
         self.check_to_static(hook_reaching_branch_through_other_ops)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_reading_forward_tensor_in_branch(self):
         self.check_to_static(hook_reading_forward_tensor_in_branch)
 
-    def test_static_cond_reaching_branch_through_other_ops(self):
-        rng = np.random.default_rng(49)
-        x, y = rng.standard_normal([3]), np.abs(rng.standard_normal([3]))
-        for sign in (1.0, -1.0):
-            want = self.grads(
-                static_cond_reaching_branch_through_other_ops, x, y * sign
-            )
-            paddle.enable_static()
-            try:
-                main = paddle.static.Program()
-                with paddle.static.program_guard(main):
-                    xv = paddle.static.data("x", [3], "float64")
-                    yv = paddle.static.data("y", [3], "float64")
-                    xv.stop_gradient = yv.stop_gradient = False
-                    out = static_cond_reaching_branch_through_other_ops(xv, yv)
-                    grads = paddle.static.gradients([out.sum()], [xv, yv])
-                got = paddle.static.Executor().run(
-                    main, feed={"x": x, "y": y * sign}, fetch_list=grads
-                )
-            finally:
-                paddle.disable_static()
-            for g, w in zip(got, want):
-                np.testing.assert_allclose(g, w, rtol=1e-12)
-
+    @test_ast_only
+    @test_pir_only
     def test_hook_whose_condition_cannot_be_computed_again_raises(self):
         def fn(x, y):
             t = paddle.sin(x)
@@ -112,9 +100,35 @@ class TestRegisterHookGradientReach(unittest.TestCase):
                 out = y * 3.0
             return out
 
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        static_fn = paddle.jit.to_static(fn)
         with self.assertRaisesRegex(NotImplementedError, "random op"):
-            self.grads(static_fn, np.ones([3]), np.ones([3]))
+            grads(static_fn, np.ones([3]), np.ones([3]))
+
+
+class TestStaticCondGradientReach(unittest.TestCase):
+    def test_static_cond_reaching_branch_through_other_ops(self):
+        rng = np.random.default_rng(49)
+        x, y = rng.standard_normal([3]), np.abs(rng.standard_normal([3]))
+        for sign in (1.0, -1.0):
+            want = grads(
+                static_cond_reaching_branch_through_other_ops, x, y * sign
+            )
+            paddle.enable_static()
+            try:
+                main = paddle.static.Program()
+                with paddle.static.program_guard(main):
+                    xv = paddle.static.data("x", [3], "float64")
+                    yv = paddle.static.data("y", [3], "float64")
+                    xv.stop_gradient = yv.stop_gradient = False
+                    out = static_cond_reaching_branch_through_other_ops(xv, yv)
+                    grad_vars = paddle.static.gradients([out.sum()], [xv, yv])
+                got = paddle.static.Executor().run(
+                    main, feed={"x": x, "y": y * sign}, fetch_list=grad_vars
+                )
+            finally:
+                paddle.disable_static()
+            for g, w in zip(got, want):
+                np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
 if __name__ == '__main__':

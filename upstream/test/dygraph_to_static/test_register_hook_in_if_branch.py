@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -40,7 +45,7 @@ def hook_reads_reassigned_branch_variable(x):
     return y
 
 
-class TestRegisterHookInIfBranch(unittest.TestCase):
+class TestRegisterHookInIfBranch(Dy2StTestBase):
     """A hook registered in a tensor-dependent ``if`` branch reads the
     branch's tensors, as in eager."""
 
@@ -53,15 +58,19 @@ class TestRegisterHookInIfBranch(unittest.TestCase):
         return x.grad.numpy()
 
     def check(self, fn):
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        static_fn = paddle.jit.to_static(fn)
         for a in (self.x, -self.x):  # the branch taken and not taken
             np.testing.assert_allclose(
                 self.grad(static_fn, a), self.grad(fn, a), rtol=1e-12
             )
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_reads_branch_tensor(self):
         self.check(hook_reads_branch_tensor)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_reads_reassigned_branch_variable(self):
         self.check(hook_reads_reassigned_branch_variable)
 

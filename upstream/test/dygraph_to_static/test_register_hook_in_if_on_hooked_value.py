@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -29,14 +34,16 @@ def hooked_before_if(x):
     return r
 
 
-class TestRegisterHookInIfOnHookedValue(unittest.TestCase):
+class TestRegisterHookInIfOnHookedValue(Dy2StTestBase):
     """A hook inside an `if` branch on a value defined (and hooked) before
     the `if` would apply whichever branch runs: a clear error."""
 
+    @test_ast_only
+    @test_pir_only
     def test_raises_for_either_branch(self):
         x = np.abs(np.random.default_rng(11).standard_normal([4]))
         for sign in (1.0, -1.0):
-            fn = paddle.jit.to_static(hooked_before_if, full_graph=True)
+            fn = paddle.jit.to_static(hooked_before_if)
             t = paddle.to_tensor(x * sign, stop_gradient=False)
             with self.assertRaisesRegex(NotImplementedError, "fire only when"):
                 fn(t).sum().backward()

@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -33,7 +38,7 @@ def func(x):
     return z.sum()
 
 
-class TestRegisterHookNumpy(unittest.TestCase):
+class TestRegisterHookNumpy(Dy2StTestBase):
     """A hook defined in a to_static function keeps its `numpy()` calls: it
     runs at every backward with the gradient Tensor."""
 
@@ -43,11 +48,11 @@ class TestRegisterHookNumpy(unittest.TestCase):
         fn(x).backward()
         return list(LOG), x.grad.numpy()
 
+    @test_ast_only
+    @test_pir_only
     def test_numpy_in_hooks(self):
         want_log, want_grad = self.run_func(func)
-        got_log, got_grad = self.run_func(
-            paddle.jit.to_static(func, full_graph=True)
-        )
+        got_log, got_grad = self.run_func(paddle.jit.to_static(func))
         self.assertEqual(
             [type(v) for v in got_log], [type(v) for v in want_log]
         )

@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -33,7 +38,7 @@ def alias_without_other_use(x):
     return h * x
 
 
-class TestRegisterHookOnIfResultAlias(unittest.TestCase):
+class TestRegisterHookOnIfResultAlias(Dy2StTestBase):
     """In eager, an `if` result that a branch returns unchanged is that
     Tensor itself: a hook on it sees the Tensor's total gradient."""
 
@@ -42,14 +47,16 @@ class TestRegisterHookOnIfResultAlias(unittest.TestCase):
         fn(x).sum().backward()
         return x.grad.numpy()
 
+    @test_ast_only
+    @test_pir_only
     def test_alias_with_other_use_raises(self):
         x = np.abs(np.random.default_rng(46).standard_normal([4]))
-        static_fn = paddle.jit.to_static(alias_with_other_use, full_graph=True)
+        static_fn = paddle.jit.to_static(alias_with_other_use)
         with self.assertRaisesRegex(NotImplementedError, "returns unchanged"):
             self.grad(static_fn, x)
         # Without another use of the Tensor the hook's gradient is eager's.
         fn = alias_without_other_use
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        static_fn = paddle.jit.to_static(fn)
         for sign in (1.0, -1.0):
             np.testing.assert_allclose(
                 self.grad(static_fn, x * sign),

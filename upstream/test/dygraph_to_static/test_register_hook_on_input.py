@@ -12,10 +12,14 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -25,48 +29,35 @@ def fn(x):
     return paddle.tanh(x)
 
 
-class TestRegisterHookOnInput(unittest.TestCase):
+class TestRegisterHookOnInput(Dy2StTestBase):
     """A hook on an input of a to_static function sees the input's total
     gradient, uses by the caller included, as in eager."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         self.x = np.random.default_rng(17).standard_normal([2, 3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def run_caller(self, f):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         (f(x).sum() + (x * x).sum()).backward()
         return x.grad.numpy()
 
-    def test_ast(self):
+    @test_pir_only
+    def test_caller_uses_included(self):
         np.testing.assert_allclose(
-            self.run_caller(paddle.jit.to_static(fn, full_graph=True)),
+            self.run_caller(paddle.jit.to_static(fn)),
             self.run_caller(fn),
             rtol=1e-12,
         )
 
-    def test_sot(self):
-        np.testing.assert_allclose(
-            self.run_caller(paddle.jit.to_static(fn, full_graph=False)),
-            self.run_caller(fn),
-            rtol=1e-12,
-        )
-
+    @test_ast_only
+    @test_pir_only
     def test_hook_reading_a_traced_tensor_is_a_clear_error(self):
         def reads_traced(x):
             w = paddle.exp(x)
             x.register_hook(lambda g: g * w)
             return x * w
 
-        static_fn = paddle.jit.to_static(reads_traced, full_graph=True)
+        static_fn = paddle.jit.to_static(reads_traced)
         with self.assertRaisesRegex(NotImplementedError, 'to_static'):
             self.run_caller(static_fn)
 

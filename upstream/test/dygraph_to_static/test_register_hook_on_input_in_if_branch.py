@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -27,14 +32,16 @@ def hook_in_branch(x):
     return r
 
 
-class TestRegisterHookOnInputInIfBranch(unittest.TestCase):
+class TestRegisterHookOnInputInIfBranch(Dy2StTestBase):
     """A hook on a to_static input inside a tensor-dependent `if` branch
     would run whether or not the branch runs: a clear error."""
 
+    @test_ast_only
+    @test_pir_only
     def test_raises_for_either_branch(self):
         x = np.abs(np.random.default_rng(5).standard_normal([4]))
         for sign in (1.0, -1.0):
-            fn = paddle.jit.to_static(hook_in_branch, full_graph=True)
+            fn = paddle.jit.to_static(hook_in_branch)
             t = paddle.to_tensor(x * sign, stop_gradient=False)
             with self.assertRaisesRegex(
                 NotImplementedError, "control flow block"

@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -28,7 +33,7 @@ def reads_itself(x, w):
     return paddle.tanh(x) * w + x
 
 
-class TestRegisterHookOnInputReadsInputs(unittest.TestCase):
+class TestRegisterHookOnInputReadsInputs(Dy2StTestBase):
     """A hook on an input of a to_static function may read the function's
     inputs: it reads the call's eager Tensors, as in eager."""
 
@@ -43,13 +48,17 @@ class TestRegisterHookOnInputReadsInputs(unittest.TestCase):
 
     def check(self, fn):
         want = self.grads(fn)
-        got = self.grads(paddle.jit.to_static(fn, full_graph=True))
+        got = self.grads(paddle.jit.to_static(fn))
         for g, v in zip(got, want):
             np.testing.assert_allclose(g, v, rtol=1e-12)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_reads_other_input(self):
         self.check(reads_other_input)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_reads_the_input_itself(self):
         self.check(reads_itself)
 

@@ -11,10 +11,14 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -31,41 +35,32 @@ def unbind_fn(x):
     return parts[0] * 3.0
 
 
-class TestRegisterHookOnUnusedOutput(unittest.TestCase):
+class TestRegisterHookOnUnusedOutput(Dy2StTestBase):
     """A hook on the unused output of a multi-output op runs on the zero
     gradient the op's backward gives it, as in eager."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         self.x = np.random.default_rng(22).standard_normal([3, 2])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def grad(self, fn):
         x = paddle.to_tensor(self.x, stop_gradient=False)
         fn(x).sum().backward()
         return x.grad.numpy()
 
-    def check(self, fn, full_graph):
-        static_fn = paddle.jit.to_static(fn, full_graph=full_graph)
+    def check(self, fn):
+        static_fn = paddle.jit.to_static(fn)
         np.testing.assert_allclose(
             self.grad(static_fn), self.grad(fn), rtol=1e-12
         )
 
-    def test_split_ast(self):
-        self.check(split_fn, full_graph=True)
+    @test_pir_only
+    def test_split(self):
+        self.check(split_fn)
 
-    def test_unbind_ast(self):
-        self.check(unbind_fn, full_graph=True)
-
-    def test_split_sot(self):
-        self.check(split_fn, full_graph=False)
+    @test_ast_only
+    @test_pir_only
+    def test_unbind(self):
+        self.check(unbind_fn)
 
 
 if __name__ == '__main__':

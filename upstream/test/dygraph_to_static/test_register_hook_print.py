@@ -19,6 +19,11 @@ import tempfile
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -50,9 +55,11 @@ def fn(x):
     return t * t
 
 
-class TestRegisterHookPrint(unittest.TestCase):
+class TestRegisterHookPrint(Dy2StTestBase):
+    @test_ast_only
+    @test_pir_only
     def test_to_static_prints_at_every_backward(self):
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        static_fn = paddle.jit.to_static(fn)
         x = paddle.to_tensor([1.0, 2.0], stop_gradient=False)
 
         def run():
@@ -64,6 +71,8 @@ class TestRegisterHookPrint(unittest.TestCase):
         # the gradient of t is 2 * t
         self.assertEqual(len(re.findall(r'6\.0*[ ,]+12\.', out)), 3, out)
 
+
+class TestRegisterHookPrintStaticProgram(unittest.TestCase):
     def test_static_program_prints_at_every_run(self):
         paddle.enable_static()
         try:

@@ -14,18 +14,26 @@
 
 import unittest
 
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
+
 import paddle
 
 
 def hook_lines(fn):
     """The lines of the to_static code of ``fn`` that call ``register_hook``
     and the index of each line in the code."""
-    code = paddle.jit.to_static(fn, full_graph=True).code
+    code = paddle.jit.to_static(fn).code
     lines = [line.strip() for line in code.splitlines()]
     return lines, [i for i, line in enumerate(lines) if "register_hook" in line]
 
 
-class TestRegisterHookStatementOrder(unittest.TestCase):
+class TestRegisterHookStatementOrder(Dy2StTestBase):
+    @test_ast_only
+    @test_pir_only
     def test_two_hooks_keep_their_order(self):
         """Hooks on one value are registered in the user's order."""
 
@@ -40,6 +48,8 @@ class TestRegisterHookStatementOrder(unittest.TestCase):
         self.assertIn("* 3", lines[hooks[0]])
         self.assertIn("+ 1", lines[hooks[1]])
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_stays_after_the_uses_of_its_value(self):
         """A hook registered after uses of a value is not moved before them."""
 

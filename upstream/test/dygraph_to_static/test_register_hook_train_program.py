@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -33,12 +38,12 @@ def two_hooks(x):
     return y * x
 
 
-class TestRegisterHookTrainProgram(unittest.TestCase):
+class TestRegisterHookTrainProgram(Dy2StTestBase):
     """The identity op that holds a hook is not run by the to_static train
     program once its backward is built; the hook still acts."""
 
     def check(self, f):
-        static_fn = paddle.jit.to_static(f, full_graph=True)
+        static_fn = paddle.jit.to_static(f)
         x_np = np.random.default_rng(15).standard_normal([3])
         x = paddle.to_tensor(x_np, stop_gradient=False)
         static_fn(x).sum().backward()
@@ -53,9 +58,13 @@ class TestRegisterHookTrainProgram(unittest.TestCase):
             x.grad.numpy(), x_eager.grad.numpy(), rtol=1e-12
         )
 
+    @test_ast_only
+    @test_pir_only
     def test_train_program_has_no_hook_op(self):
         self.check(fn)
 
+    @test_ast_only
+    @test_pir_only
     def test_two_hooked_values(self):
         self.check(two_hooks)
 

@@ -11,14 +11,16 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
-
-os.environ["MIN_GRAPH_SIZE"] = "0"
 
 
 def hook_on_value(x):
@@ -30,27 +32,6 @@ def hook_on_value(x):
 def hook_on_input(x, y):
     x.register_hook(lambda g: g + 1.0)
     return paddle.tanh(x) * 3.0 + y, y * 4.0
-
-
-def hook_before_graph_break(x, y):
-    t = paddle.sin(x)
-    t.register_hook(lambda g: g + 1.0)
-    a = t * 3.0
-    b = y * 2.0  # the graph before the break outputs `a` and `b`
-    if y.sum() > 0:  # a graph break under SOT
-        return b
-    return a + b
-
-
-def hook_used_before_graph_break(x):
-    s = paddle.sum(x / (paddle.square(x) + 1.0), axis=1)
-    s.register_hook(lambda g: g + 1.0)
-    unused = paddle.exp(x).sum(axis=1) + s  # noqa: F841
-    if x.mean() > 0:  # a graph break under SOT
-        r = x * 2.0
-    else:
-        r = x
-    return r * -1.5, s * 1.0
 
 
 class TwoHeads(paddle.nn.Layer):
@@ -78,7 +59,7 @@ def uses_x_in_first(x, y):
     return paddle.tanh(x) * 3.0 + y, y * 4.0
 
 
-class TestRegisterHookUndifferentiatedOutput(unittest.TestCase):
+class TestRegisterHookUndifferentiatedOutput(Dy2StTestBase):
     """A hook on a value that feeds only outputs of a to_static program
     that the caller does not differentiate must not run (eager gives the
     value no gradient), though the program's grad node gives them zeros."""
@@ -90,8 +71,8 @@ class TestRegisterHookUndifferentiatedOutput(unittest.TestCase):
         sum(outs[i].sum() for i in picked).backward()
         return [None if x.grad is None else x.grad.numpy() for x in xs]
 
-    def check(self, fn, inputs, picked, full_graph):
-        static_fn = paddle.jit.to_static(fn, full_graph=full_graph)
+    def check(self, fn, inputs, picked):
+        static_fn = paddle.jit.to_static(fn)
         got = self.grads(static_fn, inputs, picked)
         want = self.grads(fn, inputs, picked)
         for g, w in zip(got, want):
@@ -100,81 +81,57 @@ class TestRegisterHookUndifferentiatedOutput(unittest.TestCase):
             else:
                 np.testing.assert_allclose(g, w, rtol=1e-12)
 
+    @test_pir_only
     def test_hook_on_value(self):
         x = np.random.default_rng(50).standard_normal([3])
-        for full_graph in (True, False):
-            for picked in ((0,), (1,), (0, 1)):
-                self.check(hook_on_value, [x], picked, full_graph)
+        for picked in ((0,), (1,), (0, 1)):
+            self.check(hook_on_value, [x], picked)
 
+    @test_pir_only
     def test_hook_on_input_gets_no_gradient(self):
         x, y = np.random.default_rng(50).standard_normal([2, 3])
-        for full_graph in (True, False):
-            static_fn = paddle.jit.to_static(
-                hook_on_input, full_graph=full_graph
-            )
-            grad_x, _ = self.grads(static_fn, [x, y], (1,))
-            self.assertIsNone(grad_x)
-            self.check(hook_on_input, [x, y], (0,), full_graph)
+        static_fn = paddle.jit.to_static(hook_on_input)
+        grad_x, _ = self.grads(static_fn, [x, y], (1,))
+        self.assertIsNone(grad_x)
+        self.check(hook_on_input, [x, y], (0,))
 
-    def test_hook_before_graph_break(self):
-        x, y = np.random.default_rng(50).standard_normal([2, 3])
-        for sign in (1.0, -1.0):
-            self.check(
-                hook_before_graph_break,
-                [x, sign * np.abs(y)],
-                (0,),
-                full_graph=False,
-            )
-
-    def test_hook_used_before_graph_break_raises_without_gradient(self):
-        # The graph before the break runs the hook; the graph after it
-        # gives `s` zeros when `s * 1.0` is not differentiated.
-        x = np.abs(np.random.default_rng(51).standard_normal([4, 2, 2]))
-        static_fn = paddle.jit.to_static(
-            hook_used_before_graph_break, full_graph=False
-        )
-        self.check(hook_used_before_graph_break, [x], (0, 1), False)
-        first, _ = static_fn(paddle.to_tensor(x, stop_gradient=False))
-        with self.assertRaisesRegex(OSError, "hooks cannot be skipped"):
-            first.sum().backward()
-
+    @test_ast_only
+    @test_pir_only
     def test_non_leaf_input_without_gradient_raises(self):
         w, y = (
             paddle.to_tensor(a, stop_gradient=False)
             for a in np.random.default_rng(50).standard_normal([2, 3])
         )
-        static_fn = paddle.jit.to_static(hook_on_input, full_graph=True)
+        static_fn = paddle.jit.to_static(hook_on_input)
         _, second = static_fn(w * 1.0, y)
         with self.assertRaisesRegex(OSError, "not a leaf Tensor"):
             second.sum().backward()
 
+    @test_pir_only
     def test_parameter_hook_gets_no_gradient(self):
-        for full_graph in (True, False):
-            net = paddle.jit.to_static(TwoHeads(), full_graph=full_graph)
-            first, _ = net(paddle.ones([2, 3]))
-            first.sum().backward()
-            self.assertIsNone(net.b.weight.grad)
+        net = paddle.jit.to_static(TwoHeads())
+        first, _ = net(paddle.ones([2, 3]))
+        first.sum().backward()
+        self.assertIsNone(net.b.weight.grad)
 
+    @test_pir_only
     def test_eager_hooks_on_parameter_and_input_get_no_gradient(self):
         x, y = np.random.default_rng(50).standard_normal([2, 3])
-        for full_graph in (True, False):
-            calls = []
-            net = TwoPlainHeads()
-            net.b.weight.register_hook(lambda g, calls=calls: calls.append(1))
-            static_net = paddle.jit.to_static(net, full_graph=full_graph)
-            first, _ = static_net(paddle.ones([2, 3]))
-            first.sum().backward()
-            self.assertIsNone(net.b.weight.grad)
-            self.assertEqual(calls, [])
+        calls = []
+        net = TwoPlainHeads()
+        net.b.weight.register_hook(lambda g, calls=calls: calls.append(1))
+        static_net = paddle.jit.to_static(net)
+        first, _ = static_net(paddle.ones([2, 3]))
+        first.sum().backward()
+        self.assertIsNone(net.b.weight.grad)
+        self.assertEqual(calls, [])
 
-            xs = [paddle.to_tensor(a, stop_gradient=False) for a in (x, y)]
-            xs[0].register_hook(lambda g: g + 1.0)
-            static_fn = paddle.jit.to_static(
-                uses_x_in_first, full_graph=full_graph
-            )
-            _, second = static_fn(*xs)
-            second.sum().backward()
-            self.assertIsNone(xs[0].grad)
+        xs = [paddle.to_tensor(a, stop_gradient=False) for a in (x, y)]
+        xs[0].register_hook(lambda g: g + 1.0)
+        static_fn = paddle.jit.to_static(uses_x_in_first)
+        _, second = static_fn(*xs)
+        second.sum().backward()
+        self.assertIsNone(xs[0].grad)
 
 
 if __name__ == '__main__':

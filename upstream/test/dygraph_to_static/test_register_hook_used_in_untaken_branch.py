@@ -14,6 +14,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -75,40 +80,53 @@ def used_outside_branch_by_dead_code(x):
     return y
 
 
-class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
+def grad(fn, x):
+    x = paddle.to_tensor(x, stop_gradient=False)
+    fn(x).sum().backward()
+    return x.grad.numpy()
+
+
+class TestRegisterHookUsedInUntakenBranch(Dy2StTestBase):
     """A hook on a value used only in an `if` branch runs only when that
     branch ran, as in eager (it ran on the zeros the `if` gave)."""
 
-    def grad(self, fn, x):
-        x = paddle.to_tensor(x, stop_gradient=False)
-        fn(x).sum().backward()
-        return x.grad.numpy()
-
     def assert_ast_matches_eager(self, fn, scales=(1.0, -1.0)):
         x = np.abs(np.random.default_rng(41).standard_normal([4]))
-        static_fn = paddle.jit.to_static(fn, full_graph=True)
+        static_fn = paddle.jit.to_static(fn)
         for scale in scales:
             np.testing.assert_allclose(
-                self.grad(static_fn, x * scale),
-                self.grad(fn, x * scale),
+                grad(static_fn, x * scale),
+                grad(fn, x * scale),
                 rtol=1e-12,
             )
 
+    @test_ast_only
+    @test_pir_only
     def test_ast(self):
         self.assert_ast_matches_eager(used_in_branch)
 
+    @test_ast_only
+    @test_pir_only
     def test_ast_dead_code(self):
         self.assert_ast_matches_eager(used_by_dead_code_of_branch)
 
+    @test_ast_only
+    @test_pir_only
     def test_ast_value_returned_by_branch(self):
         self.assert_ast_matches_eager(returned_by_branch)
 
+    @test_ast_only
+    @test_pir_only
     def test_ast_inner_condition_computed_in_outer_branch(self):
         self.assert_ast_matches_eager(used_in_inner_branch, (1.0, -1.0, 10.0))
 
+    @test_ast_only
+    @test_pir_only
     def test_ast_use_outside_branch_reaching_no_output(self):
         self.assert_ast_matches_eager(used_outside_branch_by_dead_code)
 
+
+class TestRegisterHookUsedInUntakenBranchStaticCond(unittest.TestCase):
     def static_cond_grad(self, x):
         paddle.enable_static()
         try:
@@ -135,7 +153,7 @@ class TestRegisterHookUsedInUntakenBranch(unittest.TestCase):
         for sign in (1.0, -1.0):
             np.testing.assert_allclose(
                 self.static_cond_grad(x * sign),
-                self.grad(used_in_branch, x * sign),
+                grad(used_in_branch, x * sign),
                 rtol=1e-12,
             )
 

@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -26,16 +31,18 @@ def run(fn, x_np):
     return out.numpy(), x.grad.numpy()
 
 
-class TestTensorRegisterHookFullGraph(unittest.TestCase):
+class TestTensorRegisterHookFullGraph(Dy2StTestBase):
     def setUp(self):
         self.x = np.random.default_rng(1).standard_normal([2, 3])
 
     def check(self, fn):
         want = run(fn, self.x)
-        got = run(paddle.jit.to_static(fn, full_graph=True), self.x)
+        got = run(paddle.jit.to_static(fn), self.x)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-12)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_on_intermediate_after_use(self):
         def fn(x):
             t = paddle.tanh(x)
@@ -45,6 +52,8 @@ class TestTensorRegisterHookFullGraph(unittest.TestCase):
 
         self.check(fn)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_on_input(self):
         def fn(x):
             x.register_hook(lambda g: g * 2)
@@ -52,6 +61,8 @@ class TestTensorRegisterHookFullGraph(unittest.TestCase):
 
         self.check(fn)
 
+    @test_ast_only
+    @test_pir_only
     def test_hook_on_output(self):
         def fn(x):
             y = x * 3

@@ -14,6 +14,10 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_pir_only,
+)
 
 import paddle
 
@@ -27,11 +31,12 @@ class Net(paddle.nn.Layer):
         return paddle.tanh(self.fc(x))
 
 
-class TestToStaticDataParallel(unittest.TestCase):
+class TestToStaticDataParallel(Dy2StTestBase):
     """`paddle.jit.to_static(paddle.DataParallel(net))` converts the wrapped
     Layer and keeps DataParallel's own step eager, as the other order does."""
 
-    def check(self, full_graph):
+    @test_pir_only
+    def test_to_static_of_data_parallel(self):
         paddle.seed(2026)
         net = Net()
         x = paddle.to_tensor(np.random.RandomState(0).rand(2, 4), 'float32')
@@ -43,7 +48,7 @@ class TestToStaticDataParallel(unittest.TestCase):
         net.clear_gradients()
 
         dp = paddle.DataParallel(net)
-        static_dp = paddle.jit.to_static(dp, full_graph=full_graph)
+        static_dp = paddle.jit.to_static(dp)
         self.assertIs(static_dp, dp)
         self.assertIsInstance(
             net.forward, paddle.jit.dy2static.program_translator.StaticFunction
@@ -55,12 +60,6 @@ class TestToStaticDataParallel(unittest.TestCase):
         np.testing.assert_allclose(
             net.fc.weight.grad.numpy(), want_grads[1], rtol=1e-6
         )
-
-    def test_ast(self):
-        self.check(full_graph=True)
-
-    def test_sot(self):
-        self.check(full_graph=False)
 
 
 if __name__ == '__main__':

@@ -11,10 +11,14 @@
 # WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
 # See the License for the specific language governing permissions and
 # limitations under the License.
-import os
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -34,31 +38,16 @@ def detached(x, y):
     return x * 2.0 + y.detach()
 
 
-def hooked_without_gradient(x, y):
-    _ = y * 3.0
-    y.register_hook(lambda g: g + 1.0)
-    return x * 2.0
-
-
 def pylayer_none_grad(x, y):
     return NoneGrad.apply(x, y)
 
 
-class TestToStaticInputGradNone(unittest.TestCase):
+class TestToStaticInputGradNone(Dy2StTestBase):
     """An input that gets no gradient from a to_static program keeps
-    ``grad`` None, and its hooks do not run, as in eager."""
+    ``grad`` None, as in eager."""
 
     def setUp(self):
-        self.old_min_graph_size = os.environ.get('MIN_GRAPH_SIZE')
-        # SOT runs subgraphs under 10 ops eagerly by default
-        os.environ['MIN_GRAPH_SIZE'] = '0'
         self.x, self.y = np.random.default_rng(33).standard_normal([2, 3])
-
-    def tearDown(self):
-        if self.old_min_graph_size is None:
-            os.environ.pop('MIN_GRAPH_SIZE', None)
-        else:
-            os.environ['MIN_GRAPH_SIZE'] = self.old_min_graph_size
 
     def grads(self, f):
         x = paddle.to_tensor(self.x, stop_gradient=False)
@@ -66,21 +55,22 @@ class TestToStaticInputGradNone(unittest.TestCase):
         f(x, y).sum().backward()
         return x.grad, y.grad
 
-    def check(self, f, full_graph):
+    def check(self, f):
         want_x, want_y = self.grads(f)
         self.assertIsNone(want_y)
-        static_f = paddle.jit.to_static(f, full_graph=full_graph)
+        static_f = paddle.jit.to_static(f)
         got_x, got_y = self.grads(static_f)
         self.assertIsNone(got_y)
         np.testing.assert_allclose(got_x.numpy(), want_x.numpy(), rtol=1e-12)
 
-    def test_ast(self):
-        for f in (detached, hooked_without_gradient, pylayer_none_grad):
-            self.check(f, full_graph=True)
+    @test_pir_only
+    def test_detached(self):
+        self.check(detached)
 
-    def test_sot(self):
-        for f in (detached, hooked_without_gradient):
-            self.check(f, full_graph=False)
+    @test_ast_only
+    @test_pir_only
+    def test_pylayer_none_grad(self):
+        self.check(pylayer_none_grad)
 
 
 if __name__ == '__main__':

@@ -14,6 +14,12 @@
 
 import unittest
 
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
+
 import paddle
 
 
@@ -30,7 +36,9 @@ def calls_backward(x):
     return loss
 
 
-class TestValueEagerOnlyMethods(unittest.TestCase):
+class TestValueEagerOnlyMethods(Dy2StTestBase):
+    @test_ast_only
+    @test_pir_only
     def test_to_static_raises_a_clear_error(self):
         for fn, what in (
             (retains, 'retain_grads'),
@@ -40,7 +48,7 @@ class TestValueEagerOnlyMethods(unittest.TestCase):
             with self.assertRaisesRegex(
                 NotImplementedError, f'Tensor.{what}\\(\\) on a value'
             ):
-                paddle.jit.to_static(fn, full_graph=True)(x)
+                paddle.jit.to_static(fn)(x)
 
 
 if __name__ == '__main__':

@@ -15,6 +15,11 @@
 import unittest
 
 import numpy as np
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 
@@ -48,7 +53,7 @@ def two_loops(x, w):
     return y
 
 
-class TestWhileLoopGrad(unittest.TestCase):
+class TestWhileLoopGrad(Dy2StTestBase):
     """The backward of a tensor-dependent while loop under to_static reads
     the loop's stack and its outlet, two values of one executor variable
     (it failed with "The variable middle_0 should exist")."""
@@ -58,7 +63,7 @@ class TestWhileLoopGrad(unittest.TestCase):
             paddle.to_tensor(v, "float64", stop_gradient=False) for v in inputs
         ]
         if to_static:
-            fn = paddle.jit.to_static(fn, full_graph=True)
+            fn = paddle.jit.to_static(fn)
         out = fn(*tensors)
         out.sum().backward()
         return [out.numpy()] + [t.grad.numpy() for t in tensors]
@@ -76,12 +81,18 @@ class TestWhileLoopGrad(unittest.TestCase):
                 for g, w in zip(got, want):
                     np.testing.assert_allclose(g, w, rtol=1e-12)
 
+    @test_ast_only
+    @test_pir_only
     def test_counted_loop(self):
         self.check(counted_loop, [3], [2, 4])
 
+    @test_ast_only
+    @test_pir_only
     def test_value_dependent_loop(self):
         self.check(value_dependent_loop, [3], [5])
 
+    @test_ast_only
+    @test_pir_only
     def test_two_loops(self):
         self.check(two_loops, [4])
 

@@ -17,7 +17,6 @@ import unittest
 import numpy as np
 
 import paddle
-from paddle.jit.sot.utils import min_graph_size_guard
 
 SCALE = {'value': 2.0}
 
@@ -64,11 +63,6 @@ class TestTensorHookRunTime(unittest.TestCase):
 
     def test_to_static_ast(self):
         self.check(full_graph=True)
-
-    def test_to_static_sot(self):
-        # compile every subgraph, however small (SOT runs small ones eagerly)
-        with min_graph_size_guard(0):
-            self.check()
 
     def test_static_program(self):
         log = []

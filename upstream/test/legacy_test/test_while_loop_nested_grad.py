@@ -14,8 +14,6 @@
 
 import unittest
 
-import numpy as np
-
 import paddle
 
 
@@ -61,32 +59,6 @@ class TestWhileLoopNestedGrad(unittest.TestCase):
     def test_inner_loop_reading_the_outer_body(self):
         with self.assertRaisesRegex(NotImplementedError, "nested in another"):
             build(inner_reads_outer_body=True)
-
-    def test_nested_loops_without_gradient(self):
-        main, startup = paddle.static.Program(), paddle.static.Program()
-        with paddle.static.program_guard(main, startup):
-            x = paddle.static.data("x", [3], "float64")
-
-            def outer_body(i, y):
-                _, y = paddle.static.nn.while_loop(
-                    lambda k, t: k < 3,
-                    lambda k, t: (k + 1, paddle.sin(t) * 1.5),
-                    [paddle.zeros([1], "int64"), y],
-                )
-                return i + 1, y + x
-
-            _, y = paddle.static.nn.while_loop(
-                lambda i, y: i < 2, outer_body, [paddle.zeros([1], "int64"), x]
-            )
-        x_np = np.array([0.3, -0.2, 0.7])
-        want = x_np
-        for _ in range(2):
-            for _ in range(3):
-                want = np.sin(want) * 1.5
-            want = want + x_np
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        (got,) = exe.run(main, feed={"x": x_np}, fetch_list=[y])
-        np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
 if __name__ == "__main__":

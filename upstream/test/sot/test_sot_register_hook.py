@@ -76,6 +76,25 @@ class TestSotRegisterHook(unittest.TestCase):
 
         self.check(fn)
 
+    def test_run_time_hook(self):
+        # not pure math: it runs at every backward with the gradient Tensor
+        log = []
+
+        def inspect(g):
+            log.append(float(g.abs().max()))
+            if g.abs().max() > 0.5:
+                return g * 2.0
+            return None
+
+        def fn(x):
+            t = x * 1.5
+            t.register_hook(inspect)
+            return paddle.tanh(t) * t
+
+        self.check(fn)
+        self.assertEqual(len(log), 2)
+        self.assertEqual(log[0], log[1])
+
     def test_lambda_hook(self):
         def fn(x):
             t = x * 3
