@@ -19,38 +19,10 @@ from dygraph_to_static_utils import (
     test_pir_only,
     test_sot_mgs0_only,
 )
+from test_pylayer_forward_returns_input import used_after
+from test_pylayer_output_differentiable import fn as detached_forward
 
 import paddle
-from paddle.autograd import PyLayer
-
-
-class Id(PyLayer):
-    @staticmethod
-    def forward(ctx, a):
-        return a
-
-    @staticmethod
-    def backward(ctx, d):
-        return d * 2
-
-
-class DetachedForward(PyLayer):
-    @staticmethod
-    def forward(ctx, x):
-        return x.detach() * 2.0
-
-    @staticmethod
-    def backward(ctx, d):
-        return d * 3.0
-
-
-def used_after(x):
-    y = x * 2
-    return Id.apply(y) + y  # eager: both terms go through backward
-
-
-def detached_forward(x):
-    return DetachedForward.apply(x) * x
 
 
 class TestPyLayerRulesUnderSot(Dy2StTestBase):
