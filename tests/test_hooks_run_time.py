@@ -584,3 +584,62 @@ def test_numpy_in_a_hook_defined_in_the_function(mode, sot_env):
     assert [type(v) for v in logs[mode]] == [type(v) for v in logs["eager"]]
     for got, want in zip(logs[mode], logs["eager"]):
         np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+ORDER = []
+
+
+def _chunks_with_logging_hooks(x):
+    """A logging (run-time) hook on each output of one multi-output op."""
+    parts = paddle.chunk(x * 1.0, 4)
+    for i, part in enumerate(parts):
+        part.register_hook(functools.partial(_log_index, i))
+    return sum(part * float(i + 1) for i, part in enumerate(parts))
+
+
+def _log_index(i, g):
+    ORDER.append(i)
+
+
+def _hook_orders(fn, runs=30):
+    orders = []
+    for run in range(runs):
+        ORDER.clear()
+        a = np.random.default_rng(run).standard_normal([8])
+        x = paddle.to_tensor(a, stop_gradient=False)
+        fn(x).sum().backward()
+        orders.append(list(ORDER))
+    return orders
+
+
+@pytest.mark.parametrize("mode", ["ast", "sot"])
+def test_hooks_on_outputs_of_one_op_run_in_eager_order(mode):
+    want = _hook_orders(_chunks_with_logging_hooks)
+    static_fn = paddle.jit.to_static(
+        _chunks_with_logging_hooks, full_graph=mode == "ast"
+    )
+    assert _hook_orders(static_fn) == want
+
+
+def test_run_time_hook_ops_are_chained_in_build_order():
+    """Each run-time hook op of a block reads the result of the one built
+    before it, so that the executor runs them in that order."""
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [8], "float64")
+            x.stop_gradient = False
+            out = _chunks_with_logging_hooks(x)
+            paddle.static.gradients([out.sum()], [x])
+    finally:
+        paddle.disable_static()
+    ops = [op for op in main.global_block().ops if op.name() == RUN_TIME_OP]
+    assert len(ops) == 4
+    for before, op in zip(ops, ops[1:]):
+        # the captured values, a `builtin.combine` of them
+        combine = op.operand_source(1).get_defining_op()
+        assert combine is not None and any(
+            value.is_same(before.result(0))
+            for value in combine.operands_source()
+        )

@@ -205,3 +205,44 @@ def test_paddle_inference_runs_a_saved_model_with_hooks(tmp_path):
         np.testing.assert_allclose(
             out.copy_to_cpu(), net(paddle.to_tensor(x)).numpy(), rtol=1e-12
         )
+
+
+class HookedInInit(paddle.nn.Layer):
+    """A parameter hook registered eagerly, in ``__init__``: it belongs to
+    the parameter Tensor, which a loaded model does not have."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 2)
+        self.fc.weight.register_hook(lambda g: g * 0.5)
+
+    def forward(self, x):
+        return self.fc(x)
+
+
+def test_save_warns_about_eager_parameter_hooks(tmp_path):
+    net = HookedInInit()
+    spec = [InputSpec([-1, 4], "float32", "x")]
+    static_net = paddle.jit.to_static(net, input_spec=spec, full_graph=True)
+    with pytest.warns(UserWarning, match="`fc.weight`") as record:
+        paddle.jit.save(static_net, str(tmp_path / "m"))
+    said = [w for w in record if "does not save the gradient" in str(w.message)]
+    assert len(said) == 1
+    # what the warning says: the loaded model trains without the hook
+    x = paddle.ones([2, 4])
+    net(x).sum().backward()
+    loaded = paddle.jit.load(str(tmp_path / "m"))
+    loaded.train()
+    loaded(x).sum().backward()
+    (weight,) = [p for p in loaded.parameters() if p.shape == [4, 2]]
+    np.testing.assert_allclose(
+        weight.grad.numpy(), net.fc.weight.grad.numpy() * 2.0
+    )
+
+
+def test_save_does_not_warn_without_eager_hooks(tmp_path, recwarn):
+    net = paddle.jit.to_static(
+        Net("scale_input"), input_spec=SPEC, full_graph=True
+    )
+    paddle.jit.save(net, str(tmp_path / "m"))
+    assert not any("gradient hooks" in str(w.message) for w in recwarn)

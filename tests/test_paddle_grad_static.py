@@ -186,3 +186,28 @@ def test_create_graph_through_a_to_static_call_is_a_clear_error(mode):
     (g * g).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 8.0 * x.numpy(), rtol=1e-12)
     assert graph_breaks() == []
+
+
+def grad_of_unused_input(x, y):
+    z = paddle.tanh(x) * 2.0
+    gx, gy = paddle.grad([z.sum()], [x, y], allow_unused=True)
+    return z, gx, gy
+
+
+@pytest.mark.parametrize("mode", ["sot", "ast"])
+def test_returns_the_none_gradient_of_an_unused_input(mode):
+    """``allow_unused=True`` gives None for an input the outputs do not
+    use; the function returns it (SOT asserted on the None output)."""
+    fn = paddle.jit.to_static(grad_of_unused_input, full_graph=mode == "ast")
+    for batch in BATCHES:
+        a = np.linspace(-1.0, 1.0, batch)
+        results = []
+        for f in (grad_of_unused_input, fn):
+            x = paddle.to_tensor(a, stop_gradient=False)
+            y = paddle.to_tensor(a * 2.0, stop_gradient=False)
+            z, gx, gy = f(x, y)
+            assert gy is None
+            (z * z).sum().backward()
+            results.append([z.numpy(), gx.numpy(), x.grad.numpy()])
+        for got, want in zip(*results[::-1]):
+            np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -82,6 +82,52 @@ class TwoInOut(PyLayer):
         return d1 * b + d2 * (1.0 - paddle.tanh(a) ** 2), d1 * a
 
 
+class OnceDifferentiable(PyLayer):
+    """``backward`` under ``paddle.no_grad()`` (the ``once_differentiable``
+    pattern): a later backward pass does not go through it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, d):
+        (x,) = ctx.saved_tensor()
+        with paddle.no_grad():
+            g = d * 3.0 * x * x
+        return g
+
+
+class PartlyNoGrad(PyLayer):
+    """Part of ``backward`` under ``paddle.no_grad()``: the gradient goes
+    through the ops outside it only."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, d):
+        (x,) = ctx.saved_tensor()
+        with paddle.no_grad():
+            c = 3.0 * x
+        return d * c * x
+
+
+def penalty_once_differentiable(x, w):
+    y = OnceDifferentiable.apply(x * w)
+    (gx,) = paddle.grad([y.sum()], [x], create_graph=True)
+    return (gx * x).sum() + (gx * w).mean()
+
+
+def penalty_partly_no_grad(x, w):
+    y = PartlyNoGrad.apply(x * w)
+    (gx,) = paddle.grad([y.sum()], [x], create_graph=True)
+    return (gx * x).sum() + (gx * w).mean()
+
+
 def penalty_cube(x, w):
     y = Cube.apply(x * w)
     (gx,) = paddle.grad([y.sum()], [x], create_graph=True)
@@ -139,6 +185,8 @@ def _assert_close(got, want):
         penalty_branch,
         returns_gradient,
         two_inputs,
+        penalty_once_differentiable,
+        penalty_partly_no_grad,
     ],
 )
 def test_double_backward_matches_eager(fn, mode):

@@ -154,3 +154,81 @@ def test_training_a_layer_with_a_while_loop_matches_eager(start):
     np.testing.assert_allclose(got_losses, want_losses, rtol=1e-10)
     for got, want in zip(got_params, want_params):
         np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+def list_in_while_loop(x):
+    """Paddle's own test_list.py (TestListInWhileLoop): a list appended to
+    and popped from in a tensor-dependent loop becomes a tensor array."""
+    iter_num = paddle.full([1], 3, "int32")
+    a = []
+    b = [x]
+    b.append(x)
+    b.pop()
+    i = 0
+    while i < iter_num:
+        a.append(x + i)
+        b.append(x - i)
+        i += 1
+        if i % 2 == 1:
+            a.pop()
+    return a[0], b[2]
+
+
+def test_list_in_while_loop_converts():
+    x = paddle.to_tensor([1, 2, 3], dtype="int32")
+    want = [t.numpy() for t in list_in_while_loop(x)]
+    got = paddle.jit.to_static(list_in_while_loop, full_graph=True)(x)
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g.numpy(), w)
+
+
+def static_while_loop(x, w):
+    """``paddle.static.nn.while_loop`` called in a to_static function (and
+    eagerly): its loop variable gains a gradient, a PyLayer in the body."""
+
+    def cond(i, h):
+        return i < 3
+
+    def body(i, h):
+        return [i + 1, Square.apply(paddle.tanh(h * w)) + x]
+
+    _, h = paddle.static.nn.while_loop(
+        cond, body, [paddle.zeros([1], "int64"), x * 1.0]
+    )
+    return h
+
+
+def python_while_loop(x, w):
+    i, h = paddle.zeros([1], "int64"), x * 1.0
+    while i < 3:
+        i, h = i + 1, Square.apply(paddle.tanh(h * w)) + x
+    return h
+
+
+@pytest.mark.parametrize("mode", ["eager", "sot", "ast"])
+def test_while_loop_api_gives_the_python_loops_gradients(mode):
+    """Eager's ``while_loop`` (which SOT runs) assigned each iteration into
+    the loop variables in place: "modified by an inplace operation", or
+    wrong gradients. Eager Python loop as the reference."""
+    fn = static_while_loop
+    if mode != "eager":
+        fn = paddle.jit.to_static(fn, full_graph=mode == "ast")
+    rng = np.random.default_rng(4)
+    for batch in (2, 3, 5):
+        a, b = rng.standard_normal([2, batch])
+        results = []
+        for f in (python_while_loop, fn):
+            x = paddle.to_tensor(a, stop_gradient=False)
+            w = paddle.to_tensor(b, stop_gradient=False)
+            out = f(x, w)
+            out.sum().backward()
+            results.append([out.numpy(), x.grad.numpy(), w.grad.numpy()])
+        for got, want in zip(results[1], results[0]):
+            np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_while_loop_api_without_gradient_updates_its_variables_in_place():
+    """Stock behaviour kept when nothing needs a gradient."""
+    i = paddle.zeros([1], "int64")
+    paddle.static.nn.while_loop(lambda i: i < 3, lambda i: [i + 1], [i])
+    assert i.numpy().tolist() == [3]

@@ -230,12 +230,31 @@ class Generator:
             terms = []
             for d in self.r.sample(douts, self.r.randint(1, n_out)):
                 factor = self.r.choice(
-                    ["", "s", "s", "cos", "sq", "c", "tanh"]
+                    ["", "s", "s", "cos", "sq", "c", "tanh", "mask", "re"]
                     if ss
-                    else ["", "c", "tanh"]
+                    else ["", "c", "tanh", "mask"]
                 )
                 s = self.r.choice(ss) if ss else None
-                if factor == "":
+                if factor == "mask":
+                    # a straight-through estimator: a copy of the incoming
+                    # gradient, masked in place
+                    m = f"m{len(L)}"
+                    L.append(f"        {m} = {d}.clone()")
+                    L.append(f"        {m}[paddle.abs({d}) > 1.0] = 0.0")
+                    terms.append(m)
+                elif factor == "re":
+                    # recomputation: `backward` runs autograd on a detached
+                    # copy of a saved tensor, used twice
+                    q = f"q{len(L)}"
+                    L += [
+                        "        with paddle.enable_grad():",
+                        f"            {q}a = {s}.detach()",
+                        f"            {q}a.stop_gradient = False",
+                        f"            {q}y = paddle.tanh({q}a) * {q}a",
+                        f"            ({q},) = paddle.grad([{q}y], [{q}a], [{d}])",
+                    ]
+                    terms.append(q)
+                elif factor == "":
                     terms.append(d)
                 elif factor == "s":
                     terms.append(f"{d} * {s}")

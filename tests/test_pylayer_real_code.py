@@ -1,0 +1,413 @@
+"""PyLayers as Paddle's ecosystem writes them, under SOT, AST and static
+programs, against eager:
+
+- recomputation: ``backward`` re-runs its block under ``enable_grad`` on a
+  detached copy of its input and calls ``paddle.grad`` (the copy has two
+  uses: the gradient is their sum);
+- the clipped straight-through estimator of binary networks: ``backward``
+  masks its incoming gradient in place (``g[x >= 1] = 0``);
+- LSQ+ fake quantization of the model input (a gradient for every input of
+  ``apply``, the input needing none when the model predicts);
+- PaddleNLP's ``AddAuxiliaryLoss``: ``paddle.ones([1])`` as the gradient of
+  a 0-D loss.
+
+Layers train a few steps with an optimizer, at batch sizes that make SOT
+re-trace with a dynamic batch dimension.
+"""
+
+import numpy as np
+import paddle
+import pytest
+from conftest import (
+    assert_same_as_eager,
+    graph_breaks,
+    random_inputs,
+    run_eager,
+    run_to_static,
+)
+from paddle.autograd import PyLayer
+
+BATCHES = (2, 3, 4)
+MODES = ("sot", "ast")
+
+
+class Recompute(PyLayer):
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return paddle.tanh(a) * a
+
+    @staticmethod
+    def backward(ctx, d):
+        (a,) = ctx.saved_tensor()
+        with paddle.enable_grad():
+            a2 = a.detach()
+            a2.stop_gradient = False
+            y = paddle.tanh(a2) * a2
+            (ga,) = paddle.grad([y], [a2], [d])
+        return ga
+
+
+class RecomputeByBackward(PyLayer):
+    """Recomputation as ``RecomputeFunction`` does it: a backward pass
+    (``paddle.autograd.backward``) that fills ``.grad``."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_for_backward(a)
+        return paddle.tanh(a) * a
+
+    @staticmethod
+    def backward(ctx, d):
+        (a,) = ctx.saved_tensor()
+        with paddle.enable_grad():
+            a2 = a.detach()
+            a2.stop_gradient = False
+            y = paddle.tanh(a2) * a2
+            paddle.autograd.backward([y], [d])
+        return a2.grad
+
+
+class BinaryQuantizer(PyLayer):
+    """BiBERT's clipped straight-through estimator."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return paddle.sign(x)
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensor()
+        g[x >= 1] = 0
+        g[x <= -1] = 0
+        return g.clone()
+
+
+class LsqPlusAct(PyLayer):
+    """LSQ+ fake quantization: a gradient for the input and the step."""
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.save_for_backward(x, alpha)
+        return paddle.round(paddle.clip(x / alpha, -4, 3)) * alpha
+
+    @staticmethod
+    def backward(ctx, g):
+        x, alpha = ctx.saved_tensor()
+        r = x / alpha
+        inside = ((r >= -4) & (r <= 3)).astype(g.dtype)
+        q = paddle.round(paddle.clip(r, -4, 3))
+        galpha = (g * (q - r * inside)).sum().reshape(alpha.shape)
+        return g * inside, galpha
+
+
+class AddAuxiliaryLoss(PyLayer):
+    """PaddleNLP's MoE auxiliary loss: the loss gets gradient 1."""
+
+    @staticmethod
+    def forward(ctx, x, loss):
+        ctx.dtype = loss.dtype
+        ctx.required_aux_loss = not loss.stop_gradient
+        return x.clone()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        grad_loss = None
+        if ctx.required_aux_loss:
+            grad_loss = paddle.ones([1], dtype=ctx.dtype)
+        return grad_output, grad_loss
+
+
+class Net(paddle.nn.Layer):
+    def __init__(self, body):
+        super().__init__()
+        self.fc1 = paddle.nn.Linear(4, 4)
+        self.fc2 = paddle.nn.Linear(4, 2)
+        self.body = body
+
+    def forward(self, x):
+        return self.fc2(self.body(self, self.fc1(x)))
+
+
+def _train(body, mode, steps=BATCHES):
+    paddle.seed(2024)
+    net = Net(body)
+    if mode != "eager":
+        net = paddle.jit.to_static(net, full_graph=mode == "ast")
+    opt = paddle.optimizer.SGD(0.1, parameters=net.parameters())
+    rng = np.random.default_rng(7)
+    out = []
+    for batch in steps:
+        x = paddle.to_tensor(rng.standard_normal([batch, 4]).astype("float32"))
+        loss = net(x).square().mean()
+        loss.backward()
+        out.append([loss.numpy()] + [p.grad.numpy() for p in net.parameters()])
+        opt.step()
+        opt.clear_grad()
+    return out
+
+
+def _assert_close(got, want):
+    for step, (g, w) in enumerate(zip(got, want)):
+        for i, (a, b) in enumerate(zip(g, w)):
+            np.testing.assert_allclose(
+                a, b, rtol=1e-5, atol=1e-6, err_msg=f"step {step}, result {i}"
+            )
+
+
+def recompute_body(net, h):
+    return Recompute.apply(h * 2.0) + h
+
+
+def ste_body(net, h):
+    return BinaryQuantizer.apply(h * 1.5)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize(
+    "body", [recompute_body, ste_body], ids=["recompute", "ste"]
+)
+def test_training_matches_eager(mode, body):
+    _assert_close(_train(body, mode), _train(body, "eager"))
+
+
+def _recompute(x):
+    return Recompute.apply(x * 2.0) + x
+
+
+def _recompute_by_backward(x):
+    return RecomputeByBackward.apply(x * 2.0) + x
+
+
+def test_recompute_paddle_grad(static_runner):
+    assert_same_as_eager(_recompute, random_inputs([2, 3]), static_runner)
+
+
+def test_recompute_paddle_grad_sot():
+    assert_same_as_eager(
+        _recompute,
+        random_inputs([2, 3]),
+        lambda fn, inputs: run_to_static(fn, inputs, full_graph=False),
+    )
+
+
+def _grad_of_detached_copy(x):
+    """``paddle.grad`` with respect to a detached copy used twice (stock
+    static graphs dropped all but one use's gradient)."""
+    a = x.detach()
+    a.stop_gradient = False
+    y = paddle.tanh(a) * a
+    (g,) = paddle.grad([y], [a])
+    return g * x
+
+
+def test_grad_of_detached_copy(static_runner):
+    assert_same_as_eager(
+        _grad_of_detached_copy, random_inputs([3]), static_runner
+    )
+
+
+def test_grad_of_detached_copy_sot():
+    assert_same_as_eager(
+        _grad_of_detached_copy,
+        random_inputs([3]),
+        lambda fn, inputs: run_to_static(fn, inputs, full_graph=False),
+    )
+
+
+def test_grad_of_detached_copy_in_a_hook():
+    """``paddle.grad`` inside a hook, built into the backward program."""
+
+    def f(x):
+        h = x * 3.0
+
+        def hook(g):
+            a = h.detach()
+            a.stop_gradient = False
+            (ga,) = paddle.grad([a * a], [a])
+            return g * ga
+
+        h.register_hook(hook)
+        return h * x
+
+    for mode in MODES:
+        assert_same_as_eager(
+            f,
+            random_inputs([3]),
+            lambda fn, inputs, m=mode: run_to_static(
+                fn, inputs, full_graph=m == "ast"
+            ),
+        )
+
+
+def test_recompute_by_backward_pass(sot_env):
+    """A backward that runs a backward pass: SOT runs the PyLayer eagerly
+    (one graph break, eager's gradients), AST says why it cannot."""
+    fn = _recompute_by_backward
+    inputs = random_inputs([2, 3])
+    want_out, want_grads = run_eager(fn, inputs)
+    got_out, got_grads = run_to_static(fn, inputs, full_graph=False)
+    np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
+    np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
+    assert any("paddle.autograd.backward" in r for r in graph_breaks())
+    with pytest.raises(
+        NotImplementedError, match="calls `paddle.autograd.backward`"
+    ):
+        run_to_static(fn, inputs)
+
+
+def test_straight_through_estimator(static_runner):
+    def f(x):
+        return BinaryQuantizer.apply(x)
+
+    x = np.array([-2.0, -0.5, 0.3, 1.5, 1.0, -1.0])
+    assert_same_as_eager(f, [x], static_runner)
+    # eager's result, for the record: the clipped region gets no gradient
+    _, (grad,) = run_eager(f, [x])
+    assert grad[0] == grad[3] == grad[4] == grad[5] == 0
+
+
+class QuantNet(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.alpha = self.create_parameter(
+            [1], default_initializer=paddle.nn.initializer.Constant(0.5)
+        )
+        self.fc = paddle.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.fc(LsqPlusAct.apply(x, self.alpha))
+
+
+def _train_and_predict_lsq(mode):
+    paddle.seed(0)
+    net = QuantNet()
+    if mode != "eager":
+        net = paddle.jit.to_static(net, full_graph=mode == "ast")
+    opt = paddle.optimizer.SGD(0.1, parameters=net.parameters())
+    rng = np.random.default_rng(3)
+    out = []
+    for batch in BATCHES:
+        x = paddle.to_tensor(rng.standard_normal([batch, 3]).astype("float32"))
+        x.stop_gradient = False
+        net(x).sum().backward()
+        out.append([net.alpha.grad.numpy(), x.grad.numpy()])
+        opt.step()
+        opt.clear_grad()
+    net.eval()
+    for batch in BATCHES:
+        x = paddle.to_tensor(rng.standard_normal([batch, 3]).astype("float32"))
+        out.append([net(x).numpy()])
+    return out
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lsq_plus_trains_and_predicts(mode):
+    """Prediction runs no backward: no rule of ``backward`` applies."""
+    _assert_close(_train_and_predict_lsq(mode), _train_and_predict_lsq("eager"))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lsq_plus_backward_for_input_without_gradient(mode):
+    """The backward runs with an input that needs no gradient: eager's
+    error, when the backward runs (not when the call builds it)."""
+    net = QuantNet()
+    with pytest.raises(ValueError, match="should return None at 0"):
+        net(paddle.rand([2, 3])).sum().backward()
+    static_net = paddle.jit.to_static(QuantNet(), full_graph=mode == "ast")
+    out = static_net(paddle.rand([2, 3]))  # builds the backward: no error
+    with pytest.raises(OSError, match="should return None at position 0"):
+        out.sum().backward()
+
+
+def _auxiliary_loss(x, w):
+    aux = (w * w).sum()
+    return AddAuxiliaryLoss.apply(x * w, aux)
+
+
+def test_auxiliary_loss(static_runner):
+    assert_same_as_eager(
+        _auxiliary_loss, random_inputs([3], [3]), static_runner
+    )
+
+
+def test_auxiliary_loss_sot():
+    assert_same_as_eager(
+        _auxiliary_loss,
+        random_inputs([3], [3]),
+        lambda fn, inputs: run_to_static(fn, inputs, full_graph=False),
+    )
+
+
+class ScaleByConfig(PyLayer):
+    """Takes a Tensor inside a dict: eager's `apply` does not count it as
+    an input (no gradient through the PyLayer), `forward` reads it."""
+
+    @staticmethod
+    def forward(ctx, x, cfg):
+        ctx.factor = cfg["factor"]
+        return x * cfg["w"] * cfg["factor"]
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * ctx.factor
+
+
+def _dict_argument(x, w):
+    return ScaleByConfig.apply(x, {"w": w, "factor": 2.0})
+
+
+def test_tensor_in_a_dict_argument(static_runner):
+    assert_same_as_eager(_dict_argument, random_inputs([3], [3]), static_runner)
+
+
+def test_tensor_in_a_dict_argument_sot():
+    assert_same_as_eager(
+        _dict_argument,
+        random_inputs([3], [3]),
+        lambda fn, inputs: run_to_static(fn, inputs, full_graph=False),
+    )
+
+
+class ScaleInPlace(PyLayer):
+    """``forward`` changes its input in place and returns it."""
+
+    @staticmethod
+    def forward(ctx, a):
+        a.scale_(2.0)
+        return a
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2.0
+
+
+def _forward_in_place(x):
+    return ScaleInPlace.apply(x * 1.0) * x
+
+
+def _forward_in_place_input_used_after(x):
+    a = x * 1.0
+    y = ScaleInPlace.apply(a)
+    return y * a
+
+
+def test_forward_changes_its_input_in_place(static_runner):
+    assert_same_as_eager(_forward_in_place, random_inputs([3]), static_runner)
+
+
+def test_forward_changes_its_input_in_place_sot():
+    assert_same_as_eager(
+        _forward_in_place,
+        random_inputs([3]),
+        lambda fn, inputs: run_to_static(fn, inputs, full_graph=False),
+    )
+
+
+@pytest.mark.parametrize("full_graph", [True, False])
+def test_input_changed_in_place_used_after_apply_is_clear_error(full_graph):
+    with pytest.raises(NotImplementedError, match="changes its input Tensor"):
+        run_to_static(
+            _forward_in_place_input_used_after, random_inputs([3]), full_graph
+        )

@@ -1,0 +1,63 @@
+# Copyright (c) 2026 PaddlePaddle Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+import unittest
+
+import numpy as np
+
+import paddle
+from paddle.autograd import PyLayer
+
+
+class OnceDifferentiable(PyLayer):
+    # `backward` under `paddle.no_grad()`: a later backward pass does not
+    # go through its ops
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x * x
+
+    @staticmethod
+    def backward(ctx, d):
+        (x,) = ctx.saved_tensor()
+        with paddle.no_grad():
+            g = d * 3.0 * x * x
+        return g
+
+
+def penalty(x):
+    y = OnceDifferentiable.apply(x)
+    (gx,) = paddle.grad([y.sum()], [x], create_graph=True)
+    return (gx * x).sum()
+
+
+class TestPyLayerDoubleGradNoGrad(unittest.TestCase):
+    def grad(self, fn, a):
+        x = paddle.to_tensor(a, stop_gradient=False)
+        fn(x).backward()
+        return x.grad.numpy()
+
+    def test_to_static(self):
+        a = np.array([0.5, 1.0, 2.0])
+        want = self.grad(penalty, a)
+        np.testing.assert_allclose(want, 3.0 * a * a, rtol=1e-12)
+        for full_graph in (True, False):
+            static_fn = paddle.jit.to_static(penalty, full_graph=full_graph)
+            np.testing.assert_allclose(
+                self.grad(static_fn, a), want, rtol=1e-12
+            )
+
+
+if __name__ == '__main__':
+    unittest.main()
