@@ -11,7 +11,9 @@ Eager Paddle is the reference, so PyLayer backwards need not be the true
 gradient; they only have to return gradients of the right shapes.
 
 Things the generator avoids on purpose, because docs/status.md lists them as
-differences by design:
+differences by design, or docs/upstream-bugs.md as stock bugs not fixed:
+- reading a tensor after its ``detach()`` copy was used (a recomputing
+  ``backward`` detaches a copy of its saved tensor);
 - hooks on outputs of a PyLayer (eager ignores them, static paths apply them);
 - hooks on parameters (there are none);
 - hooks inside a ``while`` loop.
@@ -244,11 +246,13 @@ class Generator:
                     terms.append(m)
                 elif factor == "re":
                     # recomputation: `backward` runs autograd on a detached
-                    # copy of a saved tensor, used twice
+                    # copy of a saved tensor, used twice (of a copy of it:
+                    # reading a tensor after its `detach()` is a stock bug,
+                    # tests/fuzz/repros/stock_detach_then_read_source.py)
                     q = f"q{len(L)}"
                     L += [
                         "        with paddle.enable_grad():",
-                        f"            {q}a = {s}.detach()",
+                        f"            {q}a = ({s} * 1.0).detach()",
                         f"            {q}a.stop_gradient = False",
                         f"            {q}y = paddle.tanh({q}a) * {q}a",
                         f"            ({q},) = paddle.grad([{q}y], [{q}a], [{d}])",

@@ -15,7 +15,11 @@
 import unittest
 
 import numpy as np
-from dygraph_to_static_utils import Dy2StTestBase, test_pir_only
+from dygraph_to_static_utils import (
+    Dy2StTestBase,
+    test_ast_only,
+    test_pir_only,
+)
 
 import paddle
 from paddle.autograd import PyLayer
@@ -94,6 +98,7 @@ class TestPyLayerEagerPatterns(Dy2StTestBase):
     def test_tensor_in_a_dict_argument(self):
         self.check(dict_argument)
 
+    @test_ast_only
     @test_pir_only
     def test_forward_changes_its_input_in_place(self):
         self.check(forward_in_place)
