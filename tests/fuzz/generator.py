@@ -514,6 +514,11 @@ class Generator:
                     body.append(
                         f"{indent}{name}, {n2} = paddle.split({a.name}, [{k}, {d - k}], axis={ax})"
                     )
+                if r.random() < 0.25:
+                    # a logging hook on each output: eager runs them in
+                    # output order, and so must the static paths
+                    body.append(f"{indent}{name}.register_hook(log_hook)")
+                    body.append(f"{indent}{n2}.register_hook(log_hook)")
                 s1, s2 = list(shape), list(shape)
                 s1[ax], s2[ax] = k, d - k
                 return [
