@@ -643,3 +643,54 @@ def test_run_time_hook_ops_are_chained_in_build_order():
             value.is_same(before.result(0))
             for value in combine.operands_source()
         )
+
+
+class IgnoresSecondGradient(PyLayer):
+    """``backward`` ignores the gradient of its second output."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return paddle.sin(a), paddle.square(a)
+
+    @staticmethod
+    def backward(ctx, d0, d1):
+        return d0 * 0.25
+
+
+def _hooked_dead_end(x):
+    """Logging hooks on values whose gradient reaches no input (the
+    PyLayer's backward drops it): eager runs them all the same."""
+    y, z = IgnoresSecondGradient.apply(x * 1.0)
+    a, b = paddle.split(z, 2)
+    a.register_hook(functools.partial(_log_index, 0))
+    b.register_hook(functools.partial(_log_index, 1))
+    return paddle.concat([z, paddle.square(a)]).sum() + y.sum()
+
+
+@pytest.mark.parametrize("mode", ["ast", "sot", "static"])
+def test_run_time_hook_on_a_gradient_reaching_no_input_runs(mode):
+    want = _hook_orders(_hooked_dead_end, runs=3)
+    if mode == "static":
+        got = []
+        for run in range(3):
+            ORDER.clear()
+            a = np.random.default_rng(run).standard_normal([4])
+            paddle.enable_static()
+            try:
+                main = paddle.static.Program()
+                with paddle.static.program_guard(main):
+                    x = paddle.static.data("x", [4], "float64")
+                    x.stop_gradient = False
+                    (gx,) = paddle.static.gradients([_hooked_dead_end(x)], [x])
+                exe = paddle.static.Executor(paddle.CPUPlace())
+                exe.run(main, feed={"x": a}, fetch_list=[gx])
+            finally:
+                paddle.disable_static()
+            got.append(list(ORDER))
+    else:
+        static_fn = paddle.jit.to_static(
+            _hooked_dead_end, full_graph=mode == "ast"
+        )
+        got = _hook_orders(static_fn, runs=3)
+    assert want == [[0, 1]] * 3
+    assert got == want
