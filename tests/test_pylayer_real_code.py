@@ -411,3 +411,50 @@ def test_input_changed_in_place_used_after_apply_is_clear_error(full_graph):
         run_to_static(
             _forward_in_place_input_used_after, random_inputs([3]), full_graph
         )
+
+
+class TwoOutputs(PyLayer):
+    """``backward`` returns the gradient of its first output, which the
+    caller does not use: the zeros eager fills it with."""
+
+    @staticmethod
+    def forward(ctx, a):
+        t = paddle.cos(a)
+        return t * t, t - 0.5
+
+    @staticmethod
+    def backward(ctx, d0, d1):
+        return d0
+
+
+class NoneGradients(PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return paddle.tanh(a) * b
+
+    @staticmethod
+    def backward(ctx, d):
+        return None, None
+
+
+def _zero_gradient_of_an_unused_output(x, y):
+    # x's gradient is only the zeros TwoOutputs.backward returns (static
+    # graphs pruned the op making them: a segfault, or None)
+    out = paddle.square(NoneGradients.apply(x, y))
+    return out + TwoOutputs.apply(x)[1].sum() + y
+
+
+def test_gradient_that_is_the_zeros_of_an_unused_output(static_runner):
+    assert_same_as_eager(
+        _zero_gradient_of_an_unused_output,
+        random_inputs([3], [3]),
+        static_runner,
+    )
+
+
+def test_gradient_that_is_the_zeros_of_an_unused_output_sot():
+    assert_same_as_eager(
+        _zero_gradient_of_an_unused_output,
+        random_inputs([3], [3]),
+        lambda fn, inputs: run_to_static(fn, inputs, full_graph=False),
+    )

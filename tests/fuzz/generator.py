@@ -241,8 +241,11 @@ class Generator:
                     # a straight-through estimator: a copy of the incoming
                     # gradient, masked in place
                     m = f"m{len(L)}"
+                    # (a mask on a 0-D tensor is a stock error in static
+                    # graphs, as `setitem_hook` skips it)
                     L.append(f"        {m} = {d}.clone()")
-                    L.append(f"        {m}[paddle.abs({d}) > 1.0] = 0.0")
+                    L.append(f"        if {m}.ndim:")
+                    L.append(f"            {m}[paddle.abs({d}) > 1.0] = 0.0")
                     terms.append(m)
                 elif factor == "re":
                     # recomputation: `backward` runs autograd on a detached
