@@ -57,11 +57,6 @@ class TestWhileLoopEagerGrad(unittest.TestCase):
             ):
                 np.testing.assert_allclose(got, want, rtol=1e-12)
 
-    def test_without_gradient_updates_loop_vars_in_place(self):
-        i = paddle.zeros([1], 'int64')
-        paddle.static.nn.while_loop(lambda i: i < 3, lambda i: [i + 1], [i])
-        self.assertEqual(i.numpy().tolist(), [3])
-
 
 if __name__ == '__main__':
     unittest.main()
