@@ -21,8 +21,8 @@ from paddle.autograd import PyLayer
 
 
 class OnceDifferentiable(PyLayer):
-    # `backward` under `paddle.no_grad()`: a later backward pass does not
-    # go through its ops
+    # part of `backward` under `paddle.no_grad()`: a later backward pass
+    # goes through the ops outside it only
     @staticmethod
     def forward(ctx, x):
         ctx.save_for_backward(x)
@@ -32,8 +32,8 @@ class OnceDifferentiable(PyLayer):
     def backward(ctx, d):
         (x,) = ctx.saved_tensor()
         with paddle.no_grad():
-            g = d * 3.0 * x * x
-        return g
+            c = 3.0 * x
+        return d * c * x
 
 
 def penalty(x):
@@ -57,7 +57,7 @@ class TestPyLayerDoubleGradNoGrad(unittest.TestCase):
     def test_to_static(self):
         a = np.array([0.5, 1.0, 2.0])
         want = self.grad(penalty, a)
-        np.testing.assert_allclose(want, 3.0 * a * a, rtol=1e-12)
+        np.testing.assert_allclose(want, 6.0 * a * a, rtol=1e-12)
         static_fn = paddle.jit.to_static(penalty, full_graph=True)
         np.testing.assert_allclose(self.grad(static_fn, a), want, rtol=1e-12)
 
@@ -75,7 +75,7 @@ class TestPyLayerDoubleGradNoGrad(unittest.TestCase):
             )
         finally:
             paddle.disable_static()
-        np.testing.assert_allclose(got, 3.0 * a * a, rtol=1e-12)
+        np.testing.assert_allclose(got, 6.0 * a * a, rtol=1e-12)
 
 
 if __name__ == '__main__':
