@@ -32,11 +32,16 @@ BATCHES = (2, 3, 4)
 MODES = ("sot", "ast")
 
 
+def _block(a):
+    """The recomputed block."""
+    return paddle.tanh(a) * a
+
+
 class Recompute(PyLayer):
     @staticmethod
     def forward(ctx, a):
         ctx.save_for_backward(a)
-        return paddle.tanh(a) * a
+        return _block(a)
 
     @staticmethod
     def backward(ctx, d):
@@ -44,28 +49,21 @@ class Recompute(PyLayer):
         with paddle.enable_grad():
             a2 = a.detach()
             a2.stop_gradient = False
-            y = paddle.tanh(a2) * a2
-            (ga,) = paddle.grad([y], [a2], [d])
+            (ga,) = paddle.grad([_block(a2)], [a2], [d])
         return ga
 
 
-class RecomputeByBackward(PyLayer):
+class RecomputeByBackward(Recompute):
     """Recomputation as ``RecomputeFunction`` does it: a backward pass
     (``paddle.autograd.backward``) that fills ``.grad``."""
 
     @staticmethod
-    def forward(ctx, a):
-        ctx.save_for_backward(a)
-        return paddle.tanh(a) * a
-
-    @staticmethod
     def backward(ctx, d):
         (a,) = ctx.saved_tensor()
         with paddle.enable_grad():
             a2 = a.detach()
             a2.stop_gradient = False
-            y = paddle.tanh(a2) * a2
-            paddle.autograd.backward([y], [d])
+            paddle.autograd.backward([_block(a2)], [d])
         return a2.grad
 
 
