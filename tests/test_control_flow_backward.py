@@ -21,6 +21,7 @@ from conftest import (
     run_eager,
     run_static_program,
     run_to_static,
+    tensor_while,
 )
 from paddle.autograd import backward_utils, ir_backward
 
@@ -279,3 +280,64 @@ def test_static_cond_result_returned_unchanged_is_not_overwritten_in_place():
             out, grads = run_static_program(f, a, use_append_backward)
             np.testing.assert_allclose(out, want_out, rtol=1e-12)
             np.testing.assert_allclose(grads[0], want_grads[0], rtol=1e-12)
+
+
+def _loop_reads_value_with_other_gradients(x, y):
+    """``v`` is read in the loop body and by ops after the loop, whose
+    gradients the backward reaches before the loop's."""
+    v = paddle.exp(x)
+    s = v * 1.0
+    _, t = tensor_while(
+        lambda i, t: i < 2,
+        lambda i, t: (i + 1, t + v),
+        [paddle.zeros([], "int64"), y * 1.0],
+    )
+    return (
+        (paddle.square(t) * -1.5).sum()
+        + (paddle.square(v) * s).sum()
+        + (v * 0.5).sum()
+    )
+
+
+def test_while_body_value_with_earlier_gradients_equals_eager(static_runner):
+    """The gradients of ``v`` from the ops after the loop are summed before
+    the loop's backward starts from them (stock: the loop started from the
+    first and added the others at every iteration, silently)."""
+    assert_same_as_eager(
+        _loop_reads_value_with_other_gradients,
+        random_inputs((3,), (3,)),
+        static_runner,
+    )
+
+
+class _DropSecond(paddle.autograd.PyLayer):
+    @staticmethod
+    def forward(ctx, a, b):
+        return a * 2.0 + b
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * 2.0, None
+
+
+def _loop_reads_value_whose_gradient_is_none(x, y):
+    """The only gradient of ``x`` the backward reaches before the loop's
+    is a PyLayer's ``None``."""
+    _, t = tensor_while(
+        lambda i, t: i < 2,
+        lambda i, t: (i + 1, t + x),
+        [paddle.zeros([], "int64"), y * 1.0],
+    )
+    return _DropSecond.apply(t, x) * t
+
+
+def test_while_body_value_whose_other_gradient_is_none_equals_eager(
+    static_runner,
+):
+    """The loop's backward starts ``x``'s gradient from zeros (stock: a
+    TypeError from `call_vjp` when building the backward)."""
+    assert_same_as_eager(
+        _loop_reads_value_whose_gradient_is_none,
+        random_inputs((3,), (3,)),
+        static_runner,
+    )

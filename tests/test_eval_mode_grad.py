@@ -65,3 +65,41 @@ def test_eval_mode_layer_gives_eager_gradients(mode, hook):
     assert got_seen == want_seen
     if mode == "sot":
         assert graph_breaks() == []
+
+
+def _fine_tune_frozen(mode, hook):
+    """Fine-tuning with frozen batch-norm statistics: ``eval()``, an input
+    that needs no gradient, an optimizer stepping on the parameters."""
+    SEEN.clear()
+    paddle.seed(0)
+    net = FrozenNet(hook).to(dtype="float64")
+    net.eval()
+    opt = paddle.optimizer.SGD(0.1, parameters=net.parameters())
+    if mode != "eager":
+        net = paddle.jit.to_static(net, full_graph=mode == "ast")
+    out = []
+    for batch in (2, 3, 4):
+        rng = np.random.default_rng(batch)
+        x = paddle.to_tensor(rng.standard_normal((batch, 3)))
+        loss = net(x)
+        loss.backward()
+        out += [loss.numpy(), net.fc.weight.grad.numpy()]
+        out += [net.bn.weight.grad.numpy()]
+        opt.step()
+        opt.clear_grad()
+        out += [p.numpy() for p in net.parameters()]
+    return out, list(SEEN)
+
+
+@pytest.mark.usefixtures("sot_env")
+@pytest.mark.parametrize("hook", [False, True], ids=["no_hook", "hook"])
+@pytest.mark.parametrize("mode", ["ast", "sot"])
+def test_eval_mode_layer_gives_parameters_their_gradients(mode, hook):
+    want, want_seen = _fine_tune_frozen("eager", hook)
+    got, got_seen = _fine_tune_frozen(mode, hook)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=0)
+    assert got_seen == want_seen
+    if mode == "sot":
+        assert graph_breaks() == []

@@ -240,3 +240,47 @@ def test_hook_on_a_value_the_body_reads_runs_only_if_the_loop_ran(runner, sign):
 
     (x,) = random_inputs((4,))
     assert_same_as_eager(fn, [sign * np.abs(x)], runner)
+
+
+LOG = []
+
+
+def _hooks_around_a_loop(x, y):
+    a = paddle.mean(x, axis=1)
+    t = y * 1.0
+    i = paddle.zeros([], "int64")
+    while i < 2:
+        t = t + x
+        i += 1
+    t.register_hook(lambda g: LOG.append(("t", float(g.sum()))))
+    a.register_hook(lambda g: LOG.append(("a", float(g.sum()))))
+    return (t * t).sum() + (a * a).sum(), t * 1.0
+
+
+@pytest.mark.parametrize("full_graph", [True, False], ids=["ast", "sot"])
+@pytest.mark.usefixtures("sot_env")
+def test_run_time_hooks_on_either_side_of_a_loop_equal_eager(full_graph):
+    """Two run-time hooks of the backward block, the first on the loop's
+    result, which the loop's backward takes as its start: the second still
+    runs after the first (it reads a value computed from the first's
+    result, not that result, which the loop moved), with eager's log and
+    gradients; a second output the caller does not differentiate makes
+    both hooks depend on which outputs got a gradient."""
+    results = []
+    for fn in (
+        _hooks_around_a_loop,
+        paddle.jit.to_static(_hooks_around_a_loop, full_graph=full_graph),
+    ):
+        LOG.clear()
+        rng = np.random.default_rng(5)
+        x = paddle.to_tensor(rng.standard_normal((2, 3)), stop_gradient=False)
+        y = paddle.to_tensor(rng.standard_normal((2, 3)), stop_gradient=False)
+        fn(x, y)[0].backward()
+        results.append((x.grad.numpy(), y.grad.numpy(), list(LOG)))
+    (gx, gy, log), (wx, wy, want_log) = results[1], results[0]
+    np.testing.assert_allclose(gx, wx, rtol=1e-12)
+    np.testing.assert_allclose(gy, wy, rtol=1e-12)
+    assert [k for k, _ in log] == [k for k, _ in want_log]
+    np.testing.assert_allclose(
+        [v for _, v in log], [v for _, v in want_log], rtol=1e-12
+    )

@@ -867,3 +867,48 @@ def test_pylayer_giving_no_input_grad(full_graph, hooks):
         assert _run_no_input_grad(static_fn, hooks) == want
     if not full_graph:
         assert graph_breaks() == []
+
+
+# -- Python values read by forward / backward ----------------------------------
+
+SHRINK = 0.5
+
+
+class ShrinkGradient(PyLayer):
+    """Gradient scaling by a module-level coefficient changed between
+    steps (a schedule)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2.0
+
+    @staticmethod
+    def backward(ctx, d):
+        return d * SHRINK
+
+
+def test_pylayer_reading_a_changed_global_runs_eagerly_under_sot():
+    """SOT does not simulate `forward` and `backward`, so it has no guard
+    on what they read: a layer that reads a global (or a closure variable)
+    breaks the graph and runs eagerly, with the value of each call (stock
+    captured layers would keep the first call's value, silently)."""
+    global SHRINK
+
+    def fn(x):
+        return (ShrinkGradient.apply(x * 1.0) * x).sum()
+
+    f = paddle.jit.to_static(fn)
+    try:
+        for shrink in (0.5, -2.0, 0.25):
+            SHRINK = shrink
+            want_x = paddle.to_tensor([1.0, -2.0, 3.0], stop_gradient=False)
+            fn(want_x).backward()
+            x = paddle.to_tensor([1.0, -2.0, 3.0], stop_gradient=False)
+            f(x).backward()
+            np.testing.assert_array_equal(x.grad.numpy(), want_x.grad.numpy())
+    finally:
+        SHRINK = 0.5
+    assert any(
+        "ShrinkGradient.backward` reads the Python value `SHRINK`" in r
+        for r in graph_breaks()
+    )

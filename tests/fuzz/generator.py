@@ -122,6 +122,12 @@ class Generator:
         self.pylayers = []
         self.module_lines = []
         self.dup_prob = 0.1  # chance of passing one tensor twice to a PyLayer
+        # Some programs read a module global ``G`` where they read constants,
+        # which the harness changes between calls (``GLOBAL_VALUES``); some
+        # use a Python ``while`` (not in a plain static program). Their own
+        # Random: the rest of a program is drawn as without them.
+        self.varying = random.Random(f"{seed!r}-varying").random() < 0.25
+        self.skip_modes = {}
 
     # ----------------------------------------------------------- helpers
     def fresh(self, prefix="v"):
@@ -129,7 +135,10 @@ class Generator:
         return f"{prefix}{self.counter}"
 
     def const(self):
-        return self.r.choice(["0.5", "2.0", "-1.5", "3.0", "0.25", "-0.75"])
+        c = self.r.choice(["0.5", "2.0", "-1.5", "3.0", "0.25", "-0.75"])
+        if self.varying and c == "3.0":
+            return "G"
+        return c
 
     def unary_expr(self, a):
         return self.r.choice(UNARY).format(a=a, c=self.const())
@@ -392,8 +401,9 @@ class Generator:
                 "slice",
                 "pylayer",
                 "inplace",
+                "loop",
             ],
-            weights=[18, 22, 8, 8, 5, 5, 5, 5, 6, 10, 6],
+            weights=[18, 22, 8, 8, 5, 5, 5, 5, 6, 10, 6, 3],
         )[0]
         shape = tuple(a.shape)
         rank = len(shape)
@@ -546,6 +556,38 @@ class Generator:
             else:
                 body.append(f"{indent}{name}.scale_({self.const()})")
             return [Val(name, shape, nograd)]
+        if kind == "loop":
+            # in-place ops on a fresh intermediate in a tensor-dependent
+            # loop: a Python `while` (AST converts it) or `tensor_while`
+            # (a `while_loop` in a static graph)
+            same = [
+                b
+                for b in vals
+                if _bcast(b.shape, shape) == shape and b is not a
+            ]
+            b = r.choice(same) if same else None
+            n = r.randint(1, 3)
+            steps = [f"scale_({r.choice(['0.5', '-0.75', '2.0'])})"]
+            if b is not None:
+                steps.insert(r.randrange(2), f"add_({b.name})")
+            body.append(f"{indent}{name} = {a.name} * 1.0")
+            if r.random() < 0.5:
+                self.skip_modes["static"] = "a Python while on a tensor"
+                i = self.fresh("i")
+                body.append(f"{indent}{i} = paddle.zeros([], 'int64')")
+                body.append(f"{indent}while {i} < {n}:")
+                body += [f"{indent}    {name}.{step}" for step in steps]
+                body.append(f"{indent}    {i} += 1")
+            else:
+                fn = self.fresh("body")
+                body.append(f"{indent}def {fn}(i, t):")
+                body += [f"{indent}    t.{step}" for step in steps]
+                body.append(f"{indent}    return i + 1, t")
+                body.append(
+                    f"{indent}_, {name} = tensor_while(lambda i, t: i < {n}, "
+                    f"{fn}, [paddle.zeros([], 'int64'), {name}])"
+                )
+            return [Val(name, shape, nograd and (b is None or b.nograd))]
         if kind == "slice" and rank >= 1:
             axes = [i for i in range(rank) if shape[i] >= 2]
             if axes:
@@ -766,6 +808,20 @@ class Generator:
             f"EXPECT_ERROR = {self.expect_error!r}",
             "LOG = []  # what the hooks saw, compared with eager's",
             f"HAS_IF = {self.has_if!r}",
+            f"SKIP_MODES = {self.skip_modes!r}",
+            *(
+                ["G = 3.0", "GLOBAL_VALUES = [3.0, -0.5, 2.0]"]
+                if self.varying
+                else []
+            ),
+            "",
+            "",
+            "def tensor_while(cond, body, loop_vars):",
+            "    if paddle.in_dynamic_mode():",
+            "        while cond(*loop_vars):",
+            "            loop_vars = body(*loop_vars)",
+            "        return list(loop_vars)",
+            "    return paddle.static.nn.while_loop(cond, body, list(loop_vars))",
             "",
             "",
             "def scale_hook(g, c):",

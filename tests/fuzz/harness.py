@@ -15,6 +15,7 @@ os.environ.setdefault("FLAGS_enable_pir_api", "1")
 os.environ["MIN_GRAPH_SIZE"] = "0"
 os.environ.setdefault("GLOG_minloglevel", "2")
 
+import functools  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
 
@@ -91,6 +92,69 @@ def run_static(fn, inputs):
 
 
 RUNNERS = {"ast": run_ast, "sot": run_sot, "static": run_static}
+
+# How each mode prepares ``f`` once, and runs the prepared function at each
+# value of the program's global ``G`` (``GLOBAL_VALUES``): a to_static
+# function is called again after ``G`` changed, as a training loop calls a
+# model whose attributes change between steps.
+PREPARE = {
+    "ast": lambda f: paddle.jit.to_static(f, full_graph=True),
+    "sot": lambda f: paddle.jit.to_static(f, full_graph=False),
+    "static": lambda f: f,
+}
+RUN_PREPARED = {"ast": run_eager, "sot": run_eager, "static": run_static}
+
+
+def run_predict(fn, inputs):
+    """``fn``'s outputs for inputs that need no gradient (prediction)."""
+    xs = [paddle.to_tensor(a) for a in inputs]
+    return [o.numpy() for o in _outputs(fn(*xs))]
+
+
+_PREDICT_HOOK_IN_BRANCH = "Cannot register hook on a tensor that stop gradient"
+
+
+class _ByDesign(str):
+    """A difference docs/status.md lists (reported as "by-design")."""
+
+
+def _check_predict(f, prepared, inputs, has_if):
+    """None when ``prepared`` predicts (inputs without gradients) as ``f``
+    does eagerly: the same outputs, or the same type of error (eager
+    refuses a hook on a tensor that stops gradient)."""
+    try:
+        want = run_predict(f, inputs)
+    except Exception as e:  # noqa: BLE001
+        want = e
+    try:
+        got = run_predict(prepared, inputs)
+    except Exception as e:  # noqa: BLE001
+        if isinstance(want, Exception) and type(e) is type(want):
+            return None
+        if _PREDICT_HOOK_IN_BRANCH in str(e) and has_if:
+            # docs/status.md: AST traces both branches, eager runs one
+            return _ByDesign(f"predicting without gradients: {_exc(e)}")
+        return f"predicting without gradients: {_exc(e)}"
+    if isinstance(want, Exception):
+        return f"predicting without gradients: no error, eager {_exc(want)}"
+    msg = compare((want, []), (got, []), "predict")
+    return None if msg is None else f"predicting without gradients: {msg}"
+
+
+def _at_each_value(ns, call):
+    """``call()`` at each value of ``ns['GLOBAL_VALUES']`` given to the
+    global ``G`` (once when the program has none)."""
+    values = ns.get("GLOBAL_VALUES") or [None]
+    results = []
+    try:
+        for v in values:
+            if v is not None:
+                ns["G"] = v
+            results.append(call())
+    finally:
+        if values[0] is not None:
+            ns["G"] = values[0]
+    return results
 
 
 def compare(ref, got, mode, has_if=False):
@@ -196,7 +260,7 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
     res = {}
     try:
         log.clear()
-        ref = run_eager(f, inputs)
+        refs = _at_each_value(ns, lambda: run_eager(f, inputs))
         want_log = list(log)
     except Exception as e:  # noqa: BLE001
         if verbose:
@@ -214,7 +278,12 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
         want_exc = expect.get(mode)
         try:
             log.clear()
-            got = RUNNERS[mode](f, inputs)
+            prepared = PREPARE[mode](f)
+            gots = _at_each_value(
+                ns,
+                functools.partial(RUN_PREPARED[mode], prepared, inputs),
+            )
+            got_log = list(log)
         except Exception as e:  # noqa: BLE001
             if verbose:
                 traceback.print_exc()
@@ -231,8 +300,21 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
         if want_exc:
             res[mode] = ("error", f"expected {want_exc}, got no error")
             continue
-        msg = compare(ref, got, mode, bool(ns.get("HAS_IF")))
+        msg = None
+        for k, (ref, got) in enumerate(zip(refs, gots)):
+            msg = compare(ref, got, mode, bool(ns.get("HAS_IF")))
+            if msg is not None:
+                if len(refs) > 1:
+                    msg = f"at G = {ns['GLOBAL_VALUES'][k]}: {msg}"
+                break
         if msg is None:
-            msg = compare_logs(want_log, log)
-        res[mode] = ("pass", "") if msg is None else ("mismatch", msg)
+            msg = compare_logs(want_log, got_log)
+        if msg is None and mode != "static":
+            msg = _check_predict(f, prepared, inputs, bool(ns.get("HAS_IF")))
+        if msg is None:
+            res[mode] = ("pass", "")
+        elif isinstance(msg, _ByDesign):
+            res[mode] = ("by-design", str(msg))
+        else:
+            res[mode] = ("mismatch", msg)
     return res

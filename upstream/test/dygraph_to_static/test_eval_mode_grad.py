@@ -57,6 +57,30 @@ class TestEvalModeGrad(Dy2StTestBase):
         for got, want in zip(self.grads(True), self.grads(False)):
             np.testing.assert_allclose(got, want, rtol=1e-6)
 
+    def parameter_grads(self, to_static):
+        # fine-tuning with frozen batch-norm statistics: the input needs no
+        # gradient, the parameters do
+        paddle.seed(2026)
+        net = Net()
+        net.eval()
+        if to_static:
+            net = paddle.jit.to_static(net)
+        x = paddle.to_tensor(
+            np.linspace(-1.0, 1.0, 6).reshape([2, 3]).astype('float32')
+        )
+        net(x).backward()
+        self.assertIsNotNone(net.fc.weight.grad)
+        self.assertIsNotNone(net.bn.weight.grad)
+        return net.fc.weight.grad.numpy(), net.bn.weight.grad.numpy()
+
+    @test_ast_only
+    @test_pir_only
+    def test_eval_mode_layer_gives_parameters_gradients(self):
+        for got, want in zip(
+            self.parameter_grads(True), self.parameter_grads(False)
+        ):
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+
 
 if __name__ == '__main__':
     unittest.main()

@@ -52,6 +52,41 @@ def set_item(x, y):
     return (t * t).sum()
 
 
+def loop_update(x, y):
+    # a tensor-dependent `while` under to_static
+    t = x * 1.0
+    i = paddle.zeros([], 'int64')
+    while i < 3:
+        t.multiply_(y)
+        i += 1
+    return (t * t).sum()
+
+
+def branch_update(x, y):
+    # a tensor-dependent `if` under to_static
+    t = x * 2.0
+    if y.sum() < 0:
+        t.add_(y)
+    else:
+        t.scale_(0.5)
+    if y.sum() > 0:
+        t.add_(y)
+    else:
+        t.scale_(0.5)
+    return (t * t).sum()
+
+
+def while_loop_update(x, y):
+    def body(i, t):
+        t.multiply_(y)
+        return i + 1, t
+
+    _, t = paddle.static.nn.while_loop(
+        lambda i, t: i < 3, body, [paddle.zeros([], 'int64'), x * 1.0]
+    )
+    return (t * t).sum()
+
+
 X = np.array([0.5, -1.0, 2.0])
 Y = np.array([1.0, 0.25, -3.0])
 
@@ -81,10 +116,10 @@ def static_grads(fn):
         paddle.disable_static()
 
 
-def check(run):
+def check(run, fns=(residual, scaled, zeroed, set_item)):
     with warnings.catch_warnings():
         warnings.simplefilter('ignore')
-        for fn in (residual, scaled, zeroed, set_item):
+        for fn in fns:
             for got, want in zip(run(fn), grads(fn)):
                 np.testing.assert_allclose(
                     got, want, rtol=1e-12, err_msg=fn.__name__
@@ -97,10 +132,21 @@ class TestInplaceOpGrad(Dy2StTestBase):
     def test_to_static(self):
         check(lambda fn: grads(paddle.jit.to_static(fn)))
 
+    @test_ast_only
+    @test_pir_only
+    def test_to_static_loop_and_branch(self):
+        check(
+            lambda fn: grads(paddle.jit.to_static(fn)),
+            (loop_update, branch_update),
+        )
+
 
 class TestInplaceOpGradStaticProgram(unittest.TestCase):
     def test_static_program(self):
         check(static_grads)
+
+    def test_static_program_while_loop(self):
+        check(static_grads, (while_loop_update,))
 
 
 if __name__ == '__main__':

@@ -37,6 +37,22 @@ def chunks_with_logging_hooks(x):
     return sum(part * float(i + 1) for i, part in enumerate(parts))
 
 
+LOG = []
+
+
+def hooks_around_a_loop(x, y):
+    a = paddle.mean(x, axis=1)
+    t = y * 1.0
+    i = paddle.zeros([], 'int64')
+    while i < 2:
+        t = t + x
+        i += 1
+    t.register_hook(lambda g: LOG.append(('t', float(g.sum()))))
+    a.register_hook(lambda g: LOG.append(('a', float(g.sum()))))
+    # a second output, not differentiated
+    return (t * t).sum() + (a * a).sum(), t * 1.0
+
+
 class HandleRemovedLater(paddle.nn.Layer):
     def __init__(self):
         super().__init__()
@@ -67,6 +83,31 @@ class TestRegisterHookRunTimeOrderAndHandles(Dy2StTestBase):
         static_fn = paddle.jit.to_static(chunks_with_logging_hooks)
         self.assertEqual(
             self.orders(static_fn), self.orders(chunks_with_logging_hooks)
+        )
+
+    def loop_run(self, fn):
+        LOG.clear()
+        x = paddle.to_tensor(
+            np.linspace(-1.0, 1.0, 6).reshape([2, 3]), stop_gradient=False
+        )
+        y = paddle.to_tensor(
+            np.linspace(0.5, 1.5, 6).reshape([2, 3]), stop_gradient=False
+        )
+        fn(x, y)[0].backward()
+        return x.grad.numpy(), y.grad.numpy(), list(LOG)
+
+    @test_ast_only
+    @test_pir_only
+    def test_hooks_on_either_side_of_a_loop(self):
+        # the first hook's result starts the loop's backward, which takes
+        # it over: the second hook still runs after the first
+        got = self.loop_run(paddle.jit.to_static(hooks_around_a_loop))
+        want = self.loop_run(hooks_around_a_loop)
+        np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        self.assertEqual([k for k, _ in got[2]], [k for k, _ in want[2]])
+        np.testing.assert_allclose(
+            [v for _, v in got[2]], [v for _, v in want[2]], rtol=1e-12
         )
 
     def weight_grads(self, to_static):
