@@ -161,13 +161,36 @@ def _unused_inplace_result(x, y):
     return paddle.tanh(y) * 2.0
 
 
+def _unused_setitem_result(x, y):
+    t = x * -0.75
+    t[0] = -1.5  # `t` is not used after
+    return paddle.tanh(y) * 2.0
+
+
+@pytest.mark.parametrize("fn", [_unused_inplace_result, _unused_setitem_result])
 @pytest.mark.usefixtures("sot_env")
-def test_sot_inplace_on_unused_graph_tensor_gives_no_gradient():
-    """An in-place op on a tensor the SOT graph computed and does not use
-    after: it is no output of the graph, so ``x`` gets no gradient (None,
-    as in eager), not the zeros a graph output would give it."""
+def test_sot_inplace_on_unused_graph_tensor_gives_no_gradient(fn):
+    """An in-place op (a method, `t[i] = v`) on a tensor the SOT graph
+    computed and does not use after: it is no output of the graph, so ``x``
+    gets no gradient (None, as in eager), not the zeros a graph output
+    would give it (stock SOT, `t[i] = v`)."""
     assert_same_as_eager(
-        _unused_inplace_result,
+        fn,
         random_inputs((3,), (3,)),
         lambda f, a: run_to_static(f, a, full_graph=False),
+    )
+
+
+def _chained_inplace(x, y):
+    t = x * 2.0
+    t.add_(y).scale_(0.5)  # `add_` returns `t` itself
+    return t * t
+
+
+@pytest.mark.parametrize("runner", sorted(STATIC_RUNNERS))
+def test_chained_inplace_ops_equal_eager(runner):
+    """An in-place op returns the tensor itself, so a chained one changes it
+    too (stock static graphs: the second op changed a copy, silently)."""
+    assert_same_as_eager(
+        _chained_inplace, random_inputs((3,), (3,)), STATIC_RUNNERS[runner]
     )

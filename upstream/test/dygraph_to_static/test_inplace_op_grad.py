@@ -76,6 +76,13 @@ def branch_update(x, y):
     return (t * t).sum()
 
 
+def chained(x, y):
+    # `add_` returns `t` itself, which `scale_` changes again
+    t = x * 2.0
+    t.add_(y).scale_(0.5)
+    return (t * t).sum()
+
+
 def while_loop_update(x, y):
     def body(i, t):
         t.multiply_(y)
@@ -137,7 +144,7 @@ class TestInplaceOpGrad(Dy2StTestBase):
     def test_to_static_loop_and_branch(self):
         check(
             lambda fn: grads(paddle.jit.to_static(fn)),
-            (loop_update, branch_update),
+            (loop_update, branch_update, chained),
         )
 
 
@@ -146,7 +153,7 @@ class TestInplaceOpGradStaticProgram(unittest.TestCase):
         check(static_grads)
 
     def test_static_program_while_loop(self):
-        check(static_grads, (while_loop_update,))
+        check(static_grads, (while_loop_update, chained))
 
 
 if __name__ == '__main__':
