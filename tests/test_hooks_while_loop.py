@@ -284,3 +284,29 @@ def test_run_time_hooks_on_either_side_of_a_loop_equal_eager(full_graph):
     np.testing.assert_allclose(
         [v for _, v in log], [v for _, v in want_log], rtol=1e-12
     )
+
+
+def _hooks_after_a_scalar_hook(x):
+    a = x.mean()  # 0-D: its shape is an empty tensor
+    a.register_hook(lambda g: LOG.append(("a", float(g))))
+    b = x * 2.0
+    b.register_hook(lambda g: LOG.append(("b", float(g.sum()))))
+    return a * 3.0 + b.sum(), a * 1.0
+
+
+@pytest.mark.usefixtures("sot_env")
+def test_run_time_hook_after_one_on_a_0d_value_equals_eager():
+    """The run-time hook op after one on a 0-D value reads that op's result
+    size (one element), not its shape (an empty tensor, which dropped the
+    op's other inputs)."""
+    results = []
+    for fn in (
+        _hooks_after_a_scalar_hook,
+        paddle.jit.to_static(_hooks_after_a_scalar_hook, full_graph=True),
+    ):
+        LOG.clear()
+        x = paddle.to_tensor([0.5, -1.0, 2.0], stop_gradient=False)
+        fn(x)[0].backward()
+        results.append((x.grad.numpy(), sorted(LOG)))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-12)
+    assert results[1][1] == results[0][1]

@@ -52,10 +52,11 @@ class Val:
     input_alias: bool = False  # a full slice of an input: the input itself
 
 
-# docs/status.md gap: under SOT, a value of the graph compiled before the `if` whose
-# uses all feed outputs that only the branch not taken uses gets zeros (the
-# graph's backward fills the outputs' missing gradients) where eager gives
-# no gradient, and a hook that changes zeros (`g + 1`) changes it.
+# docs/status.md gap: under SOT, a value of the graph compiled before the `if`
+# (or a tensor `while`, which breaks the graph too) whose uses all feed outputs
+# that only the branch not taken (the loop whose result is unused) uses gets
+# zeros (the graph's backward fills the outputs' missing gradients) where eager
+# gives no gradient, and a hook that changes zeros (`g + 1`) changes it.
 def _numel(shape):
     n = 1
     for d in shape:
@@ -128,6 +129,8 @@ class Generator:
         # Random: the rest of a program is drawn as without them.
         self.varying = random.Random(f"{seed!r}-varying").random() < 0.25
         self.skip_modes = {}
+        # a tensor `while` SOT breaks the graph at (the gap of the `if`)
+        self.sot_breaks = False
 
     # ----------------------------------------------------------- helpers
     def fresh(self, prefix="v"):
@@ -573,6 +576,7 @@ class Generator:
             body.append(f"{indent}{name} = {a.name} * 1.0")
             if r.random() < 0.5:
                 self.skip_modes["static"] = "a Python while on a tensor"
+                self.sot_breaks = True
                 i = self.fresh("i")
                 body.append(f"{indent}{i} = paddle.zeros([], 'int64')")
                 body.append(f"{indent}while {i} < {n}:")
@@ -809,6 +813,7 @@ class Generator:
             "LOG = []  # what the hooks saw, compared with eager's",
             f"HAS_IF = {self.has_if!r}",
             f"SKIP_MODES = {self.skip_modes!r}",
+            f"SOT_BREAKS = {self.sot_breaks!r}",
             *(
                 ["G = 3.0", "GLOBAL_VALUES = [3.0, -0.5, 2.0]"]
                 if self.varying

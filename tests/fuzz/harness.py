@@ -302,7 +302,13 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
             continue
         msg = None
         for k, (ref, got) in enumerate(zip(refs, gots)):
-            msg = compare(ref, got, mode, bool(ns.get("HAS_IF")))
+            msg = compare(
+                ref,
+                got,
+                mode,
+                bool(ns.get("HAS_IF"))
+                or (mode == "sot" and bool(ns.get("SOT_BREAKS"))),
+            )
             if msg is not None:
                 if len(refs) > 1:
                     msg = f"at G = {ns['GLOBAL_VALUES'][k]}: {msg}"
