@@ -118,14 +118,19 @@ class _ByDesign(str):
     """A difference docs/status.md lists (reported as "by-design")."""
 
 
-def _check_predict(f, prepared, inputs, has_if):
-    """None when ``prepared`` predicts (inputs without gradients) as ``f``
-    does eagerly: the same outputs, or the same type of error (eager
-    refuses a hook on a tensor that stops gradient)."""
+def _eager_predict(f, inputs):
+    """``f``'s eager prediction (``run_predict``), or the error it raised
+    (eager refuses a hook on a tensor that stops gradient)."""
     try:
-        want = run_predict(f, inputs)
+        return run_predict(f, inputs)
     except Exception as e:  # noqa: BLE001
-        want = e
+        return e
+
+
+def _check_predict(want, prepared, inputs, has_if):
+    """None when ``prepared`` predicts (inputs without gradients) as eager
+    did (``want``, from ``_eager_predict``): the same outputs, or the same
+    type of error."""
     try:
         got = run_predict(prepared, inputs)
     except Exception as e:  # noqa: BLE001
@@ -258,6 +263,7 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
     inputs = make_inputs(ns["INPUT_SHAPES"], input_seed)
     log = ns.get("LOG", [])
     res = {}
+    eager_predict = None
     try:
         log.clear()
         refs = _at_each_value(ns, lambda: run_eager(f, inputs))
@@ -316,7 +322,11 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
         if msg is None:
             msg = compare_logs(want_log, got_log)
         if msg is None and mode != "static":
-            msg = _check_predict(f, prepared, inputs, bool(ns.get("HAS_IF")))
+            if eager_predict is None:  # once for all modes
+                eager_predict = [_eager_predict(f, inputs)]
+            msg = _check_predict(
+                eager_predict[0], prepared, inputs, bool(ns.get("HAS_IF"))
+            )
         if msg is None:
             res[mode] = ("pass", "")
         elif isinstance(msg, _ByDesign):
