@@ -139,6 +139,29 @@ def assert_same_as_eager(fn, inputs, runner):
             )
 
 
+def paddle_inference(prefix, *, onednn=True):
+    """A CPU predictor of the model ``paddle.jit.save`` wrote at ``prefix``,
+    as a function of one input array to the list of output arrays."""
+    config = paddle.inference.Config(prefix + ".json", prefix + ".pdiparams")
+    config.disable_gpu()
+    config.disable_glog_info()
+    if not onednn:
+        config.disable_mkldnn()
+    predictor = paddle.inference.create_predictor(config)
+
+    def predict(x):
+        handle = predictor.get_input_handle(predictor.get_input_names()[0])
+        handle.reshape(x.shape)
+        handle.copy_from_cpu(x)
+        predictor.run()
+        return [
+            predictor.get_output_handle(name).copy_to_cpu()
+            for name in predictor.get_output_names()
+        ]
+
+    return predict
+
+
 def assert_steps_bitwise(got, want, steps):
     """``got`` and ``want``: for each of ``steps`` (labels), a list of arrays
     (loss, gradients, parameters...); the same dtypes and the same bits."""

@@ -18,6 +18,7 @@ import textwrap
 import numpy as np
 import paddle
 import pytest
+from conftest import paddle_inference
 from paddle.static import InputSpec
 
 SPEC = [InputSpec([-1, 4], "float64", "x")]
@@ -188,23 +189,105 @@ def test_model_saved_by_another_process_is_a_clear_error_to_train(
 def test_paddle_inference_runs_a_saved_model_with_hooks(tmp_path):
     path = str(tmp_path / "m")
     net = _save("scale_activation", path)
-    config = paddle.inference.Config(path + ".json", path + ".pdiparams")
-    config.disable_gpu()
-    config.disable_glog_info()
     # Stock 3.3.1's oneDNN kernels give this float64 model other outputs,
     # with or without hooks (docs/upstream-bugs.md).
-    config.disable_mkldnn()
-    predictor = paddle.inference.create_predictor(config)
+    predict = paddle_inference(path, onednn=False)
     for batch in (1, 3, 7):
         x = np.random.default_rng(batch).standard_normal((batch, 4))
-        handle = predictor.get_input_handle(predictor.get_input_names()[0])
-        handle.reshape(x.shape)
-        handle.copy_from_cpu(x)
-        predictor.run()
-        out = predictor.get_output_handle(predictor.get_output_names()[0])
         np.testing.assert_allclose(
-            out.copy_to_cpu(), net(paddle.to_tensor(x)).numpy(), rtol=1e-12
+            predict(x)[0], net(paddle.to_tensor(x)).numpy(), rtol=1e-12
         )
+
+
+class HookOnReturned(paddle.nn.Layer):
+    """A hook on the Tensor ``forward`` returns (eager: the caller's
+    gradient goes through it)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 3)
+
+    def forward(self, x):
+        out = paddle.tanh(self.fc(x))
+        out.register_hook(lambda g: g * 2.0)
+        out.register_hook(lambda g: LOG.append(float(g.abs().sum())))
+        return out
+
+
+def test_hook_on_the_returned_tensor_is_kept(tmp_path):
+    """The writer keeps only what the outputs need: the mark of a hooked
+    output is the output (it was dropped, and the loaded model trained
+    with half of eager's gradients, silently)."""
+    paddle.seed(5)
+    paddle.set_default_dtype("float64")
+    try:
+        net = HookOnReturned()
+    finally:
+        paddle.set_default_dtype("float32")
+    path = str(tmp_path / "m")
+    paddle.jit.save(
+        paddle.jit.to_static(net, full_graph=True), path, input_spec=SPEC
+    )
+    loaded = paddle.jit.load(path)
+    loaded.train()
+
+    def grads(model):
+        LOG.clear()
+        x = paddle.to_tensor(
+            np.random.default_rng(2).standard_normal((3, 4)),
+            stop_gradient=False,
+        )
+        (model(x) * paddle.arange(3, dtype="float64")).sum().backward()
+        return x.grad.numpy(), list(LOG)
+
+    (got, got_log), (want, want_log) = grads(loaded), grads(net)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got_log, want_log, rtol=1e-12)
+    assert len(got_log) == 1
+    x = np.random.default_rng(4).standard_normal((5, 4))
+    np.testing.assert_allclose(
+        paddle_inference(path, onednn=False)(x)[0],
+        net(paddle.to_tensor(x)).numpy(),
+        rtol=1e-12,
+    )
+
+
+def _split_with_hooked_unused_half(x):
+    a, b = paddle.split(paddle.tanh(x), 2, axis=1)
+    b.register_hook(lambda g: g + 1.0)
+    b.register_hook(lambda g: LOG.append(float(g.abs().sum())))
+    return (a * 3.0).sum()
+
+
+def test_hooks_on_an_unused_result_of_split_are_kept(tmp_path):
+    """Eager runs the hooks of the unused half of a `split` on the zeros
+    its backward gives it (here: +1 reaches x); the writer dropped their
+    mark, which no output needs (loaded: no +1, no log, silently)."""
+    path = str(tmp_path / "m")
+    paddle.jit.save(
+        paddle.jit.to_static(_split_with_hooked_unused_half, full_graph=True),
+        path,
+        input_spec=SPEC,
+    )
+    loaded = paddle.jit.load(path)
+    loaded.train()
+
+    def grads(fn):
+        LOG.clear()
+        x = paddle.to_tensor(
+            np.random.default_rng(6).standard_normal((3, 4)),
+            stop_gradient=False,
+        )
+        fn(x).backward()
+        return x.grad.numpy(), list(LOG)
+
+    (got, got_log), (want, want_log) = (
+        grads(loaded),
+        grads(_split_with_hooked_unused_half),
+    )
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got_log, want_log, rtol=1e-12)
+    assert len(got_log) == 1
 
 
 class HookedInInit(paddle.nn.Layer):

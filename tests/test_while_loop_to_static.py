@@ -107,30 +107,37 @@ def test_while_loop_backward_matches_eager(fn):
             np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
+class LoopNet(paddle.nn.Layer):
+    """``start="constant"``: the loop variable starts without gradient and
+    gets one from the Layer's parameters in the body."""
+
+    def __init__(self, start):
+        super().__init__()
+        self.start = start
+        self.fc = paddle.nn.Linear(4, 4)
+
+    def forward(self, x, n):
+        i = paddle.zeros([1], "int64")
+        h = x if self.start == "input" else paddle.zeros_like(x.detach())
+        while i < n:
+            h = paddle.tanh(self.fc(h) + x)
+            i = i + 1
+        return (h * h).mean()
+
+
+def _loop_net(start):
+    paddle.seed(7)
+    paddle.set_default_dtype("float64")
+    try:
+        return LoopNet(start)
+    finally:
+        paddle.set_default_dtype("float32")
+
+
 @pytest.mark.parametrize("start", ["input", "constant"])
 def test_training_a_layer_with_a_while_loop_matches_eager(start):
-    # "constant": the loop variable starts without gradient and gets one
-    # from the Layer's parameters in the body.
-    class Net(paddle.nn.Layer):
-        def __init__(self):
-            super().__init__()
-            self.fc = paddle.nn.Linear(4, 4)
-
-        def forward(self, x, n):
-            i = paddle.zeros([1], "int64")
-            h = x if start == "input" else paddle.zeros_like(x.detach())
-            while i < n:
-                h = paddle.tanh(self.fc(h) + x)
-                i = i + 1
-            return (h * h).mean()
-
     def train(to_static):
-        paddle.seed(7)
-        paddle.set_default_dtype("float64")
-        try:
-            net = Net()
-        finally:
-            paddle.set_default_dtype("float32")
+        net = _loop_net(start)
         opt = paddle.optimizer.SGD(0.5, parameters=net.parameters())
         step = paddle.jit.to_static(net, full_graph=True) if to_static else net
         rng = np.random.default_rng(3)
@@ -154,6 +161,43 @@ def test_training_a_layer_with_a_while_loop_matches_eager(start):
     np.testing.assert_allclose(got_losses, want_losses, rtol=1e-10)
     for got, want in zip(got_params, want_params):
         np.testing.assert_allclose(got, want, rtol=1e-10)
+
+
+@pytest.mark.parametrize("start", ["input", "constant"])
+def test_fine_tuning_a_loaded_layer_with_a_while_loop_matches_eager(
+    start, tmp_path
+):
+    """The serializer drops the `stop_gradient` of the loop body's
+    arguments: the loaded loop's variables stopped gradient (wrong
+    gradients, silently; stock: `The variable middle_0 should exist`)."""
+    path = str(tmp_path / "loop")
+    paddle.jit.save(
+        paddle.jit.to_static(_loop_net(start), full_graph=True),
+        path,
+        input_spec=[
+            paddle.static.InputSpec([-1, 4], "float64", "x"),
+            paddle.static.InputSpec([1], "int64", "n"),
+        ],
+    )
+    loaded = paddle.jit.load(path)
+    loaded.train()
+    eager = _loop_net(start)
+    rng = np.random.default_rng(3)
+    for model in (loaded, eager):
+        model.opt = paddle.optimizer.SGD(0.5, parameters=model.parameters())
+    for n, batch in ((1, 2), (3, 2), (2, 5), (3, 3)):
+        x_np = rng.standard_normal([batch, 4])
+        losses, x_grads = [], []
+        for model in (loaded, eager):
+            x = paddle.to_tensor(x_np, stop_gradient=False)
+            loss = model(x, paddle.to_tensor([n], "int64"))
+            loss.backward()
+            model.opt.step()
+            model.opt.clear_grad()
+            losses.append(float(loss))
+            x_grads.append(x.grad.numpy())
+        np.testing.assert_allclose(losses[0], losses[1], rtol=1e-10)
+        np.testing.assert_allclose(x_grads[0], x_grads[1], rtol=1e-10)
 
 
 def list_in_while_loop(x):

@@ -4,7 +4,8 @@ A program module defines ``f``, ``INPUT_SHAPES`` and ``EXPECT_ERROR``.
 ``check(ns, modes, input_seed)`` runs ``f`` eagerly (the reference) and in
 each mode (``ast``: ``to_static(full_graph=True)``, ``sot``:
 ``to_static(full_graph=False)`` with ``MIN_GRAPH_SIZE=0``, ``static``: a plain
-``paddle.static`` program differentiated with ``paddle.static.gradients``)
+``paddle.static`` program differentiated with ``paddle.static.gradients``,
+``saved``: the AST program through ``paddle.jit.save`` and ``jit.load``)
 and returns ``{mode: (status, message)}``, status one of ``pass``,
 ``mismatch``, ``error`` (unexpected exception), ``skip``.
 """
@@ -102,7 +103,33 @@ PREPARE = {
     "sot": lambda f: paddle.jit.to_static(f, full_graph=False),
     "static": lambda f: f,
 }
-RUN_PREPARED = {"ast": run_eager, "sot": run_eager, "static": run_static}
+RUN_PREPARED = {
+    "ast": run_eager,
+    "sot": run_eager,
+    "static": run_static,
+    "saved": run_eager,
+}
+
+
+def _save_and_load(f, ns):
+    """``f`` through ``paddle.jit.save`` (AST, the input shapes as specs)
+    and ``paddle.jit.load``, in train mode: its PyLayers and hooks are those
+    of this process. The saved program holds ``G`` as it was (the first of
+    ``GLOBAL_VALUES``): the loaded function is compared at that value."""
+    import tempfile
+
+    specs = [
+        paddle.static.InputSpec(list(shape), "float64", f"x{i}")
+        for i, shape in enumerate(ns["INPUT_SHAPES"])
+    ]
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "f")
+        paddle.jit.save(
+            paddle.jit.to_static(f, full_graph=True), path, input_spec=specs
+        )
+        loaded = paddle.jit.load(path)
+    loaded.train()
+    return loaded
 
 
 def run_predict(fn, inputs):
@@ -220,6 +247,10 @@ BY_DESIGN_ERRORS = [
     # compiled before the break returned and also used, or one half of a
     # `split` whose other half it used (eager runs its hooks on zeros).
     (("sot",), ("compiled before a graph break) cannot give the same",)),
+    # jit.save: stock refuses an input no output needs.
+    (("saved",), ("is not involved in the target_vars calculation",)),
+    # jit.load: a hook reading a tensor of the traced program (docs/deploying.md).
+    (("saved",), ("they read tensors of the program they were registered in",)),
 ]
 
 
@@ -281,14 +312,25 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
             continue
         if on_mode:
             on_mode(mode)
-        want_exc = expect.get(mode)
+        # `saved` runs the AST program: AST's expected errors are its own
+        as_mode = "ast" if mode == "saved" else mode
+        want_exc = expect.get(as_mode)
         try:
             log.clear()
-            prepared = PREPARE[mode](f)
-            gots = _at_each_value(
-                ns,
-                functools.partial(RUN_PREPARED[mode], prepared, inputs),
-            )
+            mode_want_log = want_log
+            if mode == "saved":
+                # the hooks' calls of eager's run at the first `G` only
+                run_eager(f, inputs)
+                mode_want_log = list(log)
+                prepared = _save_and_load(f, ns)
+                log.clear()
+                gots = [run_eager(prepared, inputs)]
+            else:
+                prepared = PREPARE[mode](f)
+                gots = _at_each_value(
+                    ns,
+                    functools.partial(RUN_PREPARED[mode], prepared, inputs),
+                )
             got_log = list(log)
         except Exception as e:  # noqa: BLE001
             if verbose:
@@ -296,7 +338,8 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
             if want_exc and type(e).__name__ == want_exc:
                 res[mode] = ("pass", f"expected {want_exc}")
             elif any(
-                mode in modes and all(p in str(e) for p in parts)
+                (mode in modes or as_mode in modes)
+                and all(p in str(e) for p in parts)
                 for modes, parts in BY_DESIGN_ERRORS
             ):
                 res[mode] = ("by-design", _exc(e))
@@ -320,13 +363,18 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
                     msg = f"at G = {ns['GLOBAL_VALUES'][k]}: {msg}"
                 break
         if msg is None:
-            msg = compare_logs(want_log, got_log)
+            msg = compare_logs(mode_want_log, got_log)
         if msg is None and mode != "static":
             if eager_predict is None:  # once for all modes
                 eager_predict = [_eager_predict(f, inputs)]
             msg = _check_predict(
                 eager_predict[0], prepared, inputs, bool(ns.get("HAS_IF"))
             )
+            if mode == "saved" and msg and _PREDICT_HOOK_IN_BRANCH in msg:
+                # docs/status.md: a loaded model registered its hooks when
+                # loaded; eager's forward refuses one on a tensor that stops
+                # gradient
+                msg = _ByDesign(msg)
         if msg is None:
             res[mode] = ("pass", "")
         elif isinstance(msg, _ByDesign):

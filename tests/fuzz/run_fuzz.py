@@ -34,7 +34,7 @@ sys.path.insert(0, HERE)
 
 import generator  # noqa: E402
 
-ALL_MODES = ("ast", "sot", "static")
+ALL_MODES = ("ast", "sot", "static", "saved")
 MARK = "@@FUZZ "
 
 

@@ -74,6 +74,52 @@ class TooManyGrads(PyLayer):
         return dz, dz
 
 
+class LeavesOutConstantGrad(PyLayer):
+    @staticmethod
+    def forward(ctx, x, c):
+        return x * c
+
+    @staticmethod
+    def backward(ctx, dz):
+        # no gradient for `c`, the last input, which needs none
+        return dz * 3
+
+
+class ConstantInCtxTuple(PyLayer):
+    """PaddleSlim's LSQ+ keeps a constant Tensor in a tuple on ``ctx``."""
+
+    @staticmethod
+    def forward(ctx, x, c):
+        ctx.other = (c, 2.0)
+        return x * c
+
+    @staticmethod
+    def backward(ctx, dz):
+        c, k = ctx.other
+        return dz * c * k, None
+
+
+class Tanh(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return paddle.tanh(x)
+
+    @staticmethod
+    def backward(ctx, dz):
+        (x,) = ctx.saved_tensor()
+        return dz * (1 - paddle.tanh(x) ** 2)
+
+
+class TanhTimesThree(Tanh):
+    @staticmethod
+    def backward(ctx, dz):
+        return Tanh.backward(ctx, dz) * 3.0
+
+
+CONSTANT = paddle.to_tensor(np.array([1.5, 2.0, 0.5]))
+
+
 def run(fn, *arrays):
     xs = [paddle.to_tensor(a, stop_gradient=False) for a in arrays]
     out = fn(*xs)
@@ -126,6 +172,41 @@ class TestPyLayerEagerRules(Dy2StTestBase):
 
         with self.assertRaisesRegex(ValueError, 'TooManyGrads'):
             run(paddle.jit.to_static(fn), self.x)
+
+    @test_ast_only
+    @test_pir_only
+    def test_backward_leaves_out_gradient_of_trailing_constant(self):
+        def fn(x):
+            return LeavesOutConstantGrad.apply(x, CONSTANT)
+
+        self.check(fn, self.x)
+
+    @test_ast_only
+    @test_pir_only
+    def test_backward_leaving_out_a_needed_gradient_names_it(self):
+        def fn(x, w):
+            return LeavesOutConstantGrad.apply(x, w)
+
+        with self.assertRaisesRegex(
+            (ValueError, OSError), 'LeavesOutConstantGrad.*position 1'
+        ):
+            run(paddle.jit.to_static(fn), self.x, self.w)
+
+    @test_ast_only
+    @test_pir_only
+    def test_backward_reads_input_kept_in_ctx_tuple(self):
+        def fn(x):
+            return ConstantInCtxTuple.apply(x, CONSTANT)
+
+        self.check(fn, self.x)
+
+    @test_ast_only
+    @test_pir_only
+    def test_backward_calls_the_backward_of_its_base_class(self):
+        def fn(x):
+            return TanhTimesThree.apply(x)
+
+        self.check(fn, self.x)
 
 
 if __name__ == '__main__':

@@ -39,6 +39,12 @@ class LogsGradient(PyLayer):
         return dy * (1 - paddle.tanh(x) ** 2)
 
 
+class LogsThroughBase(LogsGradient):
+    @staticmethod
+    def backward(ctx, dy):
+        return LogsGradient.backward(ctx, dy)
+
+
 def apply(layer):
     def fn(x):
         return (layer.apply(x * 2.0) * 3.0).sum()
@@ -55,6 +61,14 @@ class TestPyLayerPythonEffects(Dy2StTestBase):
     @test_pir_only
     def test_ast_backward_with_effects_is_an_error(self):
         fn = paddle.jit.to_static(apply(LogsGradient))
+        x = paddle.to_tensor(np.ones([2, 4]), stop_gradient=False)
+        with self.assertRaisesRegex(NotImplementedError, 'LOG.append'):
+            fn(x).backward()
+
+    @test_ast_only
+    @test_pir_only
+    def test_effect_in_the_base_class_backward_is_found(self):
+        fn = paddle.jit.to_static(apply(LogsThroughBase))
         x = paddle.to_tensor(np.ones([2, 4]), stop_gradient=False)
         with self.assertRaisesRegex(NotImplementedError, 'LOG.append'):
             fn(x).backward()

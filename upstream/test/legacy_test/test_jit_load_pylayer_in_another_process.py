@@ -60,16 +60,37 @@ try:
     loaded(x).sum().backward()
 except RuntimeError as e:
     print('ERROR:', e)
+    print('imported', 'jit_load_pylayer_models' in sys.modules)
     raise SystemExit(3)
 print('trained')
+'''
+
+FINETUNE_AFTER_IMPORT = '''
+import sys
+
+import numpy as np
+import paddle
+
+import jit_load_pylayer_models as models
+
+loaded = paddle.jit.load(sys.argv[1])
+loaded.train()
+x = paddle.to_tensor(np.ones((2, 4), 'float32'), stop_gradient=False)
+loaded(x).sum().backward()
+net = models.Net()
+net.set_state_dict(paddle.load(sys.argv[1] + '.pdparams'))
+x_eager = paddle.to_tensor(np.ones((2, 4), 'float32'), stop_gradient=False)
+net(x_eager).sum().backward()
+np.testing.assert_allclose(x.grad.numpy(), x_eager.grad.numpy(), rtol=1e-6)
+print('trained as eager')
 '''
 
 
 class TestJitLoadPyLayerInAnotherProcess(unittest.TestCase):
     """The custom backward of a PyLayer is Python code that
-    ``paddle.jit.save`` does not save: fine-tuning the loaded model in
-    another process is a clear error naming the PyLayer; prediction
-    works."""
+    ``paddle.jit.save`` does not save: it records the module and name of
+    the PyLayer class, and ``paddle.jit.load`` in another process finds it
+    in the modules that process imported."""
 
     def setUp(self):
         self.temp_dir = tempfile.TemporaryDirectory()
@@ -80,30 +101,37 @@ class TestJitLoadPyLayerInAnotherProcess(unittest.TestCase):
         sys.modules.pop('jit_load_pylayer_models', None)
         self.temp_dir.cleanup()
 
-    def test_finetune_in_another_process_is_clear_error(self):
+    def save_and_run(self, code):
         d = self.temp_dir.name
         with open(os.path.join(d, 'jit_load_pylayer_models.py'), 'w') as f:
             f.write(MODELS)
         script = os.path.join(d, 'finetune.py')
         with open(script, 'w') as f:
-            f.write(textwrap.dedent(FINETUNE))
+            f.write(textwrap.dedent(code))
         sys.path.insert(0, d)
         from jit_load_pylayer_models import Net
 
         prefix = os.path.join(d, 'm')
+        net = Net()
         paddle.jit.save(
-            paddle.jit.to_static(Net(), full_graph=True),
+            paddle.jit.to_static(net, full_graph=True),
             prefix,
             input_spec=[InputSpec([-1, 4], 'float32', 'x')],
         )
+        paddle.save(net.state_dict(), prefix + '.pdparams')
         env = dict(os.environ, FLAGS_enable_pir_api='1')
-        proc = subprocess.run(
+        return subprocess.run(
             [sys.executable, script, prefix],
             capture_output=True,
             text=True,
             env=env,
             timeout=300,
         )
+
+    def test_finetune_without_the_module_is_clear_error(self):
+        """The process has not imported the module of the PyLayer: a clear
+        error that says to import it; loading never imports it."""
+        proc = self.save_and_run(FINETUNE)
         out = proc.stdout + proc.stderr[-3000:]
         self.assertEqual(proc.returncode, 3, out)
         self.assertIn('predict [2, 3]', proc.stdout)
@@ -111,7 +139,19 @@ class TestJitLoadPyLayerInAnotherProcess(unittest.TestCase):
             'PyLayer `DoubleTanh` (class `jit_load_pylayer_models.DoubleTanh`)',
             proc.stdout,
         )
-        self.assertIn('which `paddle.jit.save` does not save', proc.stdout)
+        self.assertIn(
+            '`import jit_load_pylayer_models` before `paddle.jit.load`',
+            proc.stdout,
+        )
+        self.assertIn('imported False', proc.stdout)
+
+    def test_finetune_after_importing_the_module(self):
+        """The process imported the module of the PyLayer: the loaded
+        model trains with its custom backward, as eager."""
+        proc = self.save_and_run(FINETUNE_AFTER_IMPORT)
+        out = proc.stdout + proc.stderr[-3000:]
+        self.assertEqual(proc.returncode, 0, out)
+        self.assertIn('trained as eager', proc.stdout)
 
 
 if __name__ == '__main__':
