@@ -972,8 +972,9 @@ def test_saved_values_merged_by_cse_get_their_own_copy():
     x = paddle.to_tensor(inputs[0], stop_gradient=False)
     static_fn(x)
     _, layer = static_fn.get_concrete_program(x)
+    # (the backward, inlined, reads the forward's values: nothing is pushed
+    # unless a backward pops it)
     pushed = list(_tuple_push_operands(layer.train_program.forward_program))
-    assert pushed
     for values in pushed:
         for i, v in enumerate(values):
             assert not any(v.is_same(u) for u in values[:i])
@@ -1057,3 +1058,58 @@ def test_forward_returning_input_marked_not_inplace_is_clear_error(
     assert run_eager(fn, random_inputs([2, 3]))[1] == [None]
     with pytest.raises(NotImplementedError, match="mark_not_inplace"):
         static_runner(fn, random_inputs([2, 3]))
+
+
+class MatmulSaving(PyLayer):
+    @staticmethod
+    def forward(ctx, x, *params):
+        ctx.save_for_backward(x, *params)
+        return paddle.matmul(x, params[0]) + params[1]
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, w, b = ctx.saved_tensor()
+        with paddle.enable_grad():
+            inputs = [x.detach(), *(p.detach() for p in (w, b))]
+            for t in inputs:
+                t.stop_gradient = False
+            y = paddle.matmul(inputs[0], inputs[1]) + inputs[2]
+            return tuple(paddle.grad([y], inputs, [dy]))
+
+
+GLOBAL_LINEAR = paddle.nn.Linear(3, 3)
+GLOBAL_PARAMS = [GLOBAL_LINEAR.weight, GLOBAL_LINEAR.bias]
+
+
+def apply_to_global_params(x):
+    for _ in range(2):
+        x = MatmulSaving.apply(x, *GLOBAL_PARAMS)
+    return x
+
+
+@pytest.mark.parametrize("full_graph", [True, False])
+def test_parameters_of_a_global_list_passed_starred(full_graph):
+    """``apply(x, *params)`` with a module-level list of parameters: AST
+    does not load its items as names (stock: AttributeError on a tuple in
+    `backward`; before: a segfault when `backward` detached them)."""
+
+    def run(f):
+        rng = np.random.default_rng(0)
+        x = paddle.to_tensor(
+            rng.standard_normal((2, 3)).astype("float32"), stop_gradient=False
+        )
+        y = f(x)
+        y.sum().backward()
+        result = [y.numpy(), x.grad.numpy()] + [
+            p.grad.numpy() for p in GLOBAL_PARAMS
+        ]
+        for p in GLOBAL_PARAMS:
+            p.clear_gradient()
+        return result
+
+    want = run(apply_to_global_params)
+    got = run(
+        paddle.jit.to_static(apply_to_global_params, full_graph=full_graph)
+    )
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -4,14 +4,14 @@ and hooks, under SOT and AST, against eager (bitwise: the same ops run).
 Hooks: one registered eagerly on a parameter of each block (it counts its
 calls), one in ``forward`` on each recomputed block's output, and, with
 ``use_reentrant=False``, one inside the block. Batch sizes change between
-calls so that SOT re-traces with a dynamic batch dimension. Stock SOT breaks
-the graph inside ``recompute`` (the tests check where) and runs that part
-eagerly.
+calls so that SOT re-traces with a dynamic batch dimension. SOT traces the
+recomputed blocks into its graph (stock SOT broke the graph inside
+``recompute`` and ran that part eagerly).
 
 With ``use_reentrant=True`` eager runs the block's first forward without
 gradient, so ``register_hook`` inside the block is eager's "stop gradient"
-error; SOT gives the same error, AST applies the hook as documented (the
-gradient of the block's tensor, as without recompute).
+error; SOT and AST trace the block once, with gradient, and apply the hook
+as documented (the gradient of the block's tensor, as without recompute).
 """
 
 import numpy as np
@@ -108,14 +108,10 @@ def test_sot(sot_env, use_reentrant):
     got, calls = train("sot", use_reentrant=use_reentrant)
     assert_bitwise(got, want)
     assert calls == want_calls == 2 * len(BATCHES)
-    # Stock SOT breaks the graph in recompute, and runs that part eagerly:
-    # at inspect.signature (callable() of a method), with which the
-    # reentrant recompute binds its arguments, and at get_rng_state (the
-    # CPU generator), where the non-reentrant one saves the RNG state.
-    breaks = graph_breaks()
-    assert breaks, "expected SOT's stock graph break in recompute"
-    stock = "callable" if use_reentrant else "default_cpu_generator"
-    assert all(stock in r for r in breaks), breaks
+    # SOT traces the block into the graph (stock SOT broke the graph in
+    # recompute, at inspect.signature and at get_rng_state, and ran it
+    # eagerly)
+    assert not graph_breaks()
 
 
 def test_reentrant_hook_inside_block_eager_error():
@@ -123,18 +119,68 @@ def test_reentrant_hook_inside_block_eager_error():
         train("eager", use_reentrant=True, inner_hook=True)
 
 
-def test_reentrant_hook_inside_block_sot(sot_env):
-    with pytest.raises(RuntimeError, match="stop gradient"):
-        train("sot", use_reentrant=True, inner_hook=True)
-
-
-def test_reentrant_hook_inside_block_ast():
-    """AST applies the hook: the results are eager's without recompute."""
+@pytest.mark.parametrize("mode", ["sot", "ast"])
+def test_reentrant_hook_inside_block_static(sot_env, mode):
+    """SOT and AST apply the hook: the results are eager's without
+    recompute."""
     want, want_calls = train(
         "eager", use_reentrant=True, recomputed=False, inner_hook=True
     )
-    got, calls = train("ast", use_reentrant=True, inner_hook=True)
+    got, calls = train(mode, use_reentrant=True, inner_hook=True)
     for g, w in zip(got, want):
         for a, b in zip(g, w):
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
     assert calls == want_calls
+
+
+class TwoBlocks(paddle.nn.Layer):
+    def __init__(self, use_reentrant):
+        super().__init__()
+        self.first = paddle.nn.Linear(4, 4)
+        self.second = paddle.nn.Linear(4, 4)
+        self.use_reentrant = use_reentrant
+
+    def forward(self, x):
+        h = recompute(self.first, x, use_reentrant=self.use_reentrant)
+        h = recompute(self.second, h, use_reentrant=self.use_reentrant)
+        return h.sum() + (self.second.weight * 2.0).sum()
+
+
+@pytest.mark.parametrize("use_reentrant", [True, False])
+@pytest.mark.parametrize("mode", ["sot", "ast"])
+def test_block_whose_inputs_need_no_gradient(sot_env, mode, use_reentrant):
+    """The input data (stop_gradient=True) straight into a recomputed
+    block. Eager's reentrant recompute is a PyLayer: its output needs no
+    gradient either, and the block's parameters get none (eager warns);
+    the non-reentrant one differentiates the parameters."""
+
+    def run(mode):
+        paddle.seed(5)
+        net = TwoBlocks(use_reentrant)
+        if mode != "eager":
+            net = paddle.jit.to_static(net, full_graph=mode == "ast")
+        results = []
+        for n in BATCHES:
+            x = paddle.to_tensor(
+                np.random.default_rng(n).standard_normal((n, 4))
+            )
+            loss = net(x)
+            loss.backward()
+            results.append(
+                [loss.numpy()]
+                + [
+                    None if p.grad is None else p.grad.numpy()
+                    for p in net.parameters()
+                ]
+            )
+            net.clear_gradients()
+        return results
+
+    want, got = run("eager"), run(mode)
+    for w, g in zip(want, got):
+        assert [a is None for a in g] == [a is None for a in w]
+        for a, b in zip(g, w):
+            if b is not None:
+                np.testing.assert_array_equal(a, b)
+    assert (want[0][1] is None) == use_reentrant
+    assert not graph_breaks()

@@ -120,6 +120,25 @@ class TanhTimesThree(Tanh):
 CONSTANT = paddle.to_tensor(np.array([1.5, 2.0, 0.5]))
 
 
+class ScaleShift(PyLayer):
+    @staticmethod
+    def forward(ctx, x, *params):
+        ctx.save_for_backward(x, *params)
+        return x * params[0] + params[1]
+
+    @staticmethod
+    def backward(ctx, d):
+        x, scale, _ = ctx.saved_tensor()
+        return d * scale, (d * x).sum(0), d.sum(0)
+
+
+# parameters of a module-level list, passed with `*PARAMS`
+PARAMS = [
+    paddle.create_parameter([3], 'float64'),
+    paddle.create_parameter([3], 'float64'),
+]
+
+
 def run(fn, *arrays):
     xs = [paddle.to_tensor(a, stop_gradient=False) for a in arrays]
     out = fn(*xs)
@@ -197,6 +216,14 @@ class TestPyLayerEagerRules(Dy2StTestBase):
     def test_backward_reads_input_kept_in_ctx_tuple(self):
         def fn(x):
             return ConstantInCtxTuple.apply(x, CONSTANT)
+
+        self.check(fn, self.x)
+
+    @test_ast_only
+    @test_pir_only
+    def test_parameters_of_a_global_list_passed_starred(self):
+        def fn(x):
+            return ScaleShift.apply(x, *PARAMS)
 
         self.check(fn, self.x)
 
