@@ -59,10 +59,11 @@ class Net(paddle.nn.Layer):
         return self.out(x).mean()
 
 
-def memory(mode, blocks, use_reentrant):
-    """(held after the forward, peak of the step) in MiB, third step."""
+def step_memory(mode, make_net):
+    """(held after the forward, peak of the step) in MiB, third step, of
+    the net ``make_net()`` builds (seeded), run in ``mode``."""
     paddle.seed(0)
-    net = Net(blocks, use_reentrant)
+    net = make_net()
     if mode != "eager":
         net = paddle.jit.to_static(net, full_graph=mode == "ast")
     x = paddle.randn([1024, WIDTH])
@@ -77,6 +78,10 @@ def memory(mode, blocks, use_reentrant):
         net.clear_gradients()
         x.clear_gradient()
     return held / MIB, peak / MIB
+
+
+def memory(mode, blocks, use_reentrant):
+    return step_memory(mode, lambda: Net(blocks, use_reentrant))
 
 
 @pytest.mark.parametrize("use_reentrant", [True, False])
@@ -230,22 +235,7 @@ class PyLayerNet(paddle.nn.Layer):
 
 
 def pylayer_memory(mode, blocks):
-    paddle.seed(0)
-    net = PyLayerNet(blocks)
-    if mode != "eager":
-        net = paddle.jit.to_static(net, full_graph=mode == "ast")
-    x = paddle.randn([1024, WIDTH])
-    x.stop_gradient = False
-    for _ in range(3):
-        core.host_memory_stat_reset_peak_value("Allocated", 0)
-        before = core.host_memory_stat_current_value("Allocated", 0)
-        loss = net(x)
-        held = core.host_memory_stat_current_value("Allocated", 0) - before
-        loss.backward()
-        peak = core.host_memory_stat_peak_value("Allocated", 0) - before
-        net.clear_gradients()
-        x.clear_gradient()
-    return held / MIB, peak / MIB
+    return step_memory(mode, lambda: PyLayerNet(blocks))
 
 
 @pytest.mark.parametrize("mode", ["sot", "ast"])
