@@ -1,7 +1,7 @@
 """A leaf Tensor that a to_static function creates and returns gets its
 gradient in ``grad``, as in eager, under SOT and AST:
 ``paddle.to_tensor(..., stop_gradient=False)``, ``paddle.full`` then
-``stop_gradient = False``, ``x.detach().clone()`` then
+``stop_gradient = False``, ``x.detach()`` (or ``x.detach().clone()``) then
 ``stop_gradient = False``, a Tensor made from a NumPy array, and (SOT)
 ``paddle.create_parameter``. Its gradient is the sum of the caller's uses
 and the function's own, and its hooks run once on that sum.
@@ -46,7 +46,9 @@ def leaf_forms(x):
     v.stop_gradient = False
     d = x.detach().clone()
     d.stop_gradient = False
-    return x * w * v * d, w, v, d
+    e = (x * 1.0).detach()
+    e.stop_gradient = False
+    return x * w * v * d * e, w, v, d, e
 
 
 def _leaf_forms(mode):
@@ -55,10 +57,13 @@ def _leaf_forms(mode):
     for seed in (1, 2):
         a = np.random.default_rng(seed).standard_normal(3)
         x = paddle.to_tensor(a, stop_gradient=False)
-        y, w, v, d = fn(x)
+        y, w, v, d, e = fn(x)
         loss = (y * y).sum() + (w * w).sum() + (v * 3.0).sum() + d.sum()
-        loss.backward()
-        out += [*_grads(x, w, v, d), (w.is_leaf, v.is_leaf, d.is_leaf)]
+        (loss + (e * e).sum()).backward()
+        out += [
+            *_grads(x, w, v, d, e),
+            (w.is_leaf, v.is_leaf, d.is_leaf, e.is_leaf),
+        ]
     return out
 
 

@@ -211,3 +211,57 @@ def test_returns_the_none_gradient_of_an_unused_input(mode):
             results.append([z.numpy(), gx.numpy(), x.grad.numpy()])
         for got, want in zip(*results[::-1]):
             np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def _leaf_hooks(x, w):
+    """``paddle.grad`` with respect to leaves with hooks (an input, a
+    tensor made a leaf, a parameter-like input) and a non-leaf with a
+    hook; then a value that ``backward`` differentiates."""
+    x.register_hook(lambda g: g + 1.0)
+    d = (x * 1.0).detach()
+    d.stop_gradient = False
+    d.register_hook(lambda g: g * 10.0)
+    z = x * w
+    z.register_hook(lambda g: g + 100.0)
+    y = paddle.tanh(z) * d
+    gx, gd, gz = paddle.grad([y.sum()], [x, d, z], create_graph=True)
+    return (y + gx * gx + gd + gz).sum()
+
+
+@pytest.mark.parametrize("mode", ["eager", "ast", "static"])
+def test_paddle_grad_runs_no_hook_of_a_leaf(mode):
+    """Eager runs a leaf's hooks when it accumulates the leaf's ``grad``
+    (``backward``), not in ``paddle.grad``; a non-leaf's hooks run in
+    both. Static programs ran a leaf's hooks in ``paddle.grad`` too."""
+    rng = np.random.default_rng(3)
+    xa, wa = rng.standard_normal((2, 3)), rng.standard_normal((3,))
+    if mode == "static":
+        paddle.enable_static()
+        try:
+            main = paddle.static.Program()
+            with paddle.static.program_guard(main):
+                x = paddle.static.data("x", [2, 3], "float64")
+                w = paddle.static.data("w", [3], "float64")
+                x.stop_gradient = w.stop_gradient = False
+                loss = _leaf_hooks(x, w)
+                grads = paddle.static.gradients([loss], [x, w])
+            got = paddle.static.Executor().run(
+                main, feed={"x": xa, "w": wa}, fetch_list=[loss, *grads]
+            )
+        finally:
+            paddle.disable_static()
+    else:
+        fn = _leaf_hooks
+        if mode == "ast":
+            fn = paddle.jit.to_static(fn, full_graph=True)
+        x = paddle.to_tensor(xa, stop_gradient=False)
+        w = paddle.to_tensor(wa, stop_gradient=False)
+        loss = fn(x, w)
+        loss.backward()
+        got = [loss.numpy(), x.grad.numpy(), w.grad.numpy()]
+    x = paddle.to_tensor(xa, stop_gradient=False)
+    w = paddle.to_tensor(wa, stop_gradient=False)
+    want = _leaf_hooks(x, w)
+    want.backward()
+    for g, e in zip(got, [want.numpy(), x.grad.numpy(), w.grad.numpy()]):
+        np.testing.assert_allclose(g, e, rtol=1e-12)

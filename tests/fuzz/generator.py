@@ -5,7 +5,16 @@ standalone module: imports, module-level ``PyLayer`` classes and hook
 helpers, ``INPUT_SHAPES``, ``EXPECT_ERROR`` and ``def f(x0, x1, ...)``.
 ``f`` returns one float64 tensor built from a random DAG of differentiable
 ops, ``PyLayer.apply`` calls and ``register_hook`` calls (with some handles
-removed), and optionally a tensor-dependent ``if``.
+removed), and optionally a tensor-dependent ``if``. Some programs (each
+feature drawn from its own Random, so the rest of a program stays as it
+was) also return leaves they create (``LEAVES``), which the caller
+differentiates; add a gradient penalty (``paddle.grad`` with
+``create_graph=True``) through a PyLayer whose ``backward`` may compute
+under ``paddle.no_grad()``; or take parameters (``PARAM_SHAPES``), which
+the harness holds in a Layer called three times with inputs of growing
+batch size (``CALLS``) without clearing gradients, with hooks on them
+registered in the first call and removed in the third (``CALL``,
+``HANDLES``).
 
 Eager Paddle is the reference, so PyLayer backwards need not be the true
 gradient; they only have to return gradients of the right shapes.
@@ -128,6 +137,13 @@ class Generator:
         # use a Python ``while`` (not in a plain static program). Their own
         # Random: the rest of a program is drawn as without them.
         self.varying = random.Random(f"{seed!r}-varying").random() < 0.25
+        # Some programs are also differentiated twice (``paddle.grad`` with
+        # ``create_graph=True``, then a backward of the gradients' squares);
+        # some of their PyLayers compute a gradient term under
+        # ``paddle.no_grad()`` (the ``once_differentiable`` pattern), which
+        # the second backward does not differentiate.
+        self.double_r = random.Random(f"{seed!r}-double")
+        self.double = self.double_r.random() < 0.2
         self.skip_modes = {}
         # a tensor `while` SOT breaks the graph at (the gap of the `if`)
         self.sot_breaks = False
@@ -275,6 +291,13 @@ class Generator:
                     terms.append(q)
                 elif factor == "":
                     terms.append(d)
+                elif factor == "s" and self.double_r.random() < 0.4:
+                    q = f"q{len(L)}"
+                    L += [
+                        "        with paddle.no_grad():",
+                        f"            {q} = {d} * {s}",
+                    ]
+                    terms.append(q)
                 elif factor == "s":
                     terms.append(f"{d} * {s}")
                 elif factor == "cos":
@@ -677,6 +700,134 @@ class Generator:
         body.append(f"{indent}{name} = {self.unary_expr(a.name)}")
         return [Val(name, shape, nograd)]
 
+    def gen_penalty(self, inputs, body):
+        """A gradient penalty through a PyLayer whose ``backward`` may
+        compute its gradient under ``paddle.no_grad()`` (then the caller's
+        backward, differentiating the penalty, gets no gradient through
+        it): ``paddle.grad(..., create_graph=True)`` in the function, its
+        square added to the output. Returns the term to add."""
+        r = self.double_r
+        nograd = r.random() < 0.6
+        c = r.choice(["3.0", "-0.5"])
+        grad = f"d * {c} * a * a"
+        lines = [
+            "class PLD(PyLayer):",
+            "    @staticmethod",
+            "    def forward(ctx, a):",
+            "        ctx.save_for_backward(a)",
+            "        return a * a * a",
+            "",
+            "    @staticmethod",
+            "    def backward(ctx, d):",
+            "        (a,) = ctx.saved_tensor()",
+        ]
+        if nograd:
+            lines += [
+                "        with paddle.no_grad():",
+                f"            g = {grad}",
+            ]
+        else:
+            lines.append(f"        g = {grad}")
+        self.module_lines += lines + ["        return g", "", ""]
+        x = r.choice(inputs).name
+        pre = r.choice(["paddle.tanh({x})", "{x} * 0.5", "paddle.sin({x})"])
+        body.append(f"    pa = {pre.format(x=x)}")
+        if r.random() < 0.3:
+            body.append("    pa.register_hook(lambda g: g * 0.5)")
+        body += [
+            "    pb = PLD.apply(pa)",
+            f"    (gp,) = paddle.grad([pb.sum()], [{x}], create_graph=True)",
+        ]
+        return " + (gp * gp).sum()"
+
+    def gen_params(self, vals, body, dims):
+        """Parameters (the last arguments of ``f``): the harness calls ``f``
+        three times from a Layer holding them, with inputs whose dimension
+        ``m`` grows (a new program per call in to_static), without
+        clearing their gradients, which accumulate; a hook on a parameter
+        registered in the first call and removed in the third, or
+        registered at every call. Drawn from their own Random, in programs
+        without ``G``. Returns [(name, name of a value it is multiplied
+        with in the output)]."""
+        r = random.Random(f"{self.seed!r}-calls")
+        self.param_shapes = []
+        if self.varying or r.random() >= 0.3:
+            return []
+        m, n, k = dims
+        params = []
+        hooks = []
+        for i in range(r.randint(1, 2)):
+            shape = r.choice([(n,), (1, n), (n, k)])
+            name = f"p{i}"
+            partners = [
+                v.name
+                for v in vals
+                if not v.nograd
+                and (s := _bcast(v.shape, shape)) is not None
+                and _numel(s) <= MAX_NUMEL
+            ]
+            self.param_shapes.append(shape)
+            params.append((name, r.choice(partners) if partners else "1.0"))
+            kind = r.choice(["removed", "removed", "each", "none"])
+            if kind == "removed":
+                c = r.choice(["2.0", "-0.5"])
+                hooks += [
+                    "    if CALL[0] == 0:",
+                    f"        HANDLES.append({name}.register_hook("
+                    f"lambda g: g * {c}))",
+                    "    if CALL[0] == 2:",
+                    "        HANDLES.pop(0).remove()",
+                ]
+            elif kind == "each":
+                hooks.append(f"    {name}.register_hook(log_hook)")
+        body[:0] = hooks
+        return params
+
+    def gen_leaves(self, vals, body):
+        """Leaf Tensors the function creates and returns (the caller
+        differentiates them; eager fills their ``grad``): a detached copy of
+        a value, or a constant, made differentiable; most also feed the
+        output. Drawn from their own Random: the rest of the program stays
+        as it was. Returns [(leaf name, name of the value it is multiplied
+        with in the output, or None)]."""
+        r = random.Random(f"{self.seed!r}-leaves")
+        leaves = []
+        if r.random() >= 0.25:
+            return leaves
+        for _ in range(r.randint(1, 2)):
+            src = r.choice(vals)
+            shape = tuple(src.shape)
+            name = self.fresh("l")
+            if r.random() < 0.5:
+                # of a copy: reading a tensor after its detach() was used is
+                # a stock bug (repros/stock_detach_then_read_source.py)
+                body.append(f"    {name} = ({src.name} * 1.0).detach().clone()")
+            else:
+                c = r.choice(["0.5", "2.0", "-1.5"])
+                body.append(
+                    f"    {name} = paddle.full({list(shape)}, {c}, 'float64')"
+                )
+            body.append(f"    {name}.stop_gradient = False")
+            if r.random() < 0.3:
+                hook = r.choice(
+                    ["lambda g: g * 0.5", "lambda g: g + 1.0", "log_hook"]
+                )
+                body.append(f"    {name}.register_hook({hook})")
+            partners = [
+                v
+                for v in vals
+                if not v.nograd
+                and (s := _bcast(v.shape, shape)) is not None
+                and _numel(s) <= MAX_NUMEL
+            ]
+            partner = (
+                r.choice(partners).name
+                if partners and r.random() < 0.75
+                else None
+            )
+            leaves.append((name, partner))
+        return leaves
+
     # ------------------------------------------------------------ branch
     def gen_if(self, vals, body):
         """A tensor-dependent ``if`` defining one value ``rN`` used later."""
@@ -747,8 +898,20 @@ class Generator:
             (k, m, n),
             (m,),
         ]
+        # the same pool with the dimensions named (``calls_of``)
+        templates = [
+            ("m", "n"),
+            ("m", "n"),
+            ("n",),
+            (1, "n"),
+            ("m", 1),
+            ("n", "k"),
+            ("k", "m", "n"),
+            ("m",),
+        ]
         n_inputs = r.randint(1, 3)
-        shapes = [r.choice(shape_pool) for _ in range(n_inputs)]
+        picks = [r.choice(range(len(shape_pool))) for _ in range(n_inputs)]
+        shapes = [shape_pool[i] for i in picks]
         vals = [Val(f"x{i}", s) for i, s in enumerate(shapes)]
         body = []
         n_ops = r.randint(4, 14)
@@ -781,6 +944,15 @@ class Generator:
         others = [v for v in others if r.random() < 0.8][:4]
         for v in others:
             out_expr += f" + {v.name}.{r.choice(['sum', 'mean'])}()"
+        leaves = self.gen_leaves(vals, body)
+        for leaf, partner in leaves:
+            if partner is not None:
+                out_expr += f" + ({leaf} * {partner}).sum()"
+        if self.double:
+            out_expr += self.gen_penalty(vals[:n_inputs], body)
+        params = self.gen_params(vals, body, dims)
+        for p, partner in params:
+            out_expr += f" + ({p} * {partner}).sum()"
         body.append(f"    out = {out_expr}")
         if (out_expr != last.name or last.hookable) and r.random() < 0.3:
             outv = Val("out", last.shape)
@@ -793,14 +965,35 @@ class Generator:
         # intermediate, itself (other ops may read it) or a copy of it.
         extra = random.Random(f"{self.seed!r}-extra-output")
         candidates = [v for v in vals[n_inputs:] if not v.nograd]
+        returned = ["out"]
         if candidates and extra.random() < 0.3:
             aux = extra.choice(candidates).name
             copy = " * 1.0" if extra.random() < 0.5 else ""
-            body.append(f"    return out, {aux}{copy}")
-        else:
-            body.append("    return out")
+            returned.append(f"{aux}{copy}")
+        returned += [leaf for leaf, _ in leaves]
+        body.append(f"    return {', '.join(returned)}")
 
-        args = ", ".join(v.name for v in vals[:n_inputs])
+        args = ", ".join(
+            [v.name for v in vals[:n_inputs]] + [p for p, _ in params]
+        )
+        multi_call = []
+        if params:
+            calls = [
+                [
+                    [
+                        {"m": m + i, "n": n, "k": k}.get(d, d)
+                        for d in templates[j]
+                    ]
+                    for j in picks
+                ]
+                for i in range(3)
+            ]
+            multi_call = [
+                f"PARAM_SHAPES = {[list(s) for s in self.param_shapes]!r}",
+                f"CALLS = {calls!r}  # INPUT_SHAPES of each call",
+                "CALL = [0]  # the index of the call running",
+                "HANDLES = []",
+            ]
         header = [
             f"# fuzz program, seed={self.seed!r}",
             "import functools",
@@ -814,6 +1007,8 @@ class Generator:
             f"HAS_IF = {self.has_if!r}",
             f"SKIP_MODES = {self.skip_modes!r}",
             f"SOT_BREAKS = {self.sot_breaks!r}",
+            f"LEAVES = {len(leaves)}  # the last outputs: leaves f creates",
+            *multi_call,
             *(
                 ["G = 3.0", "GLOBAL_VALUES = [3.0, -0.5, 2.0]"]
                 if self.varying

@@ -7,7 +7,9 @@ each mode (``ast``: ``to_static(full_graph=True)``, ``sot``:
 ``paddle.static`` program differentiated with ``paddle.static.gradients``,
 ``saved``: the AST program through ``paddle.jit.save`` and ``jit.load``)
 and returns ``{mode: (status, message)}``, status one of ``pass``,
-``mismatch``, ``error`` (unexpected exception), ``skip``.
+``mismatch``, ``error`` (unexpected exception), ``skip``. The last
+``LEAVES`` outputs are differentiated too, and their ``grad`` compared; a
+program with ``PARAM_SHAPES`` runs through ``check_calls``.
 """
 
 import os
@@ -35,8 +37,9 @@ def make_inputs(shapes, seed):
     return [rng.standard_normal(s).astype("float64") for s in shapes]
 
 
-def _cotangent(shape):
-    return np.random.default_rng(1234).standard_normal(shape).astype("float64")
+def _cotangent(shape, k=0):
+    rng = np.random.default_rng(1234 + k)
+    return rng.standard_normal(shape).astype("float64")
 
 
 def _grad_or_none(t):
@@ -49,23 +52,32 @@ def _outputs(out):
     return list(out) if isinstance(out, (tuple, list)) else [out]
 
 
-def run_eager(fn, inputs):
+def _differentiated(outs, leaves):
+    """The output, then the ``leaves`` last outputs (leaves ``f``
+    creates), which the caller differentiates, each with its cotangent."""
+    return [outs[0], *outs[len(outs) - leaves :]] if leaves else outs[:1]
+
+
+def run_eager(fn, inputs, leaves=0):
     xs = [paddle.to_tensor(a, stop_gradient=False) for a in inputs]
     outs = _outputs(fn(*xs))
-    cot = paddle.to_tensor(_cotangent(outs[0].shape))
-    (outs[0] * cot).sum().backward()
-    return [o.numpy() for o in outs], [_grad_or_none(x) for x in xs]
+    diff = _differentiated(outs, leaves)
+    loss = 0.0
+    for k, o in enumerate(diff):
+        loss = (o * paddle.to_tensor(_cotangent(o.shape, k))).sum() + loss
+    loss.backward()
+    return [o.numpy() for o in outs], [_grad_or_none(x) for x in xs + diff[1:]]
 
 
-def run_ast(fn, inputs):
-    return run_eager(paddle.jit.to_static(fn, full_graph=True), inputs)
+def run_ast(fn, inputs, leaves=0):
+    return run_eager(paddle.jit.to_static(fn, full_graph=True), inputs, leaves)
 
 
-def run_sot(fn, inputs):
-    return run_eager(paddle.jit.to_static(fn, full_graph=False), inputs)
+def run_sot(fn, inputs, leaves=0):
+    return run_eager(paddle.jit.to_static(fn, full_graph=False), inputs, leaves)
 
 
-def run_static(fn, inputs):
+def run_static(fn, inputs, leaves=0):
     paddle.enable_static()
     try:
         main, startup = paddle.static.Program(), paddle.static.Program()
@@ -76,13 +88,17 @@ def run_static(fn, inputs):
                 x.stop_gradient = False
                 xs.append(x)
             outs = _outputs(fn(*xs))
-            cot = paddle.static.data("cot", list(outs[0].shape), "float64")
-            loss = (outs[0] * cot).sum()
-            grads = paddle.static.gradients([loss], xs)
+            diff = _differentiated(outs, leaves)
+            loss = 0.0
+            feed = {}
+            for k, o in enumerate(diff):
+                cot = paddle.static.data(f"cot{k}", list(o.shape), "float64")
+                feed[f"cot{k}"] = _cotangent(tuple(o.shape), k)
+                loss = (o * cot).sum() + loss
+            grads = paddle.static.gradients([loss], xs + diff[1:])
         exe = paddle.static.Executor(paddle.CPUPlace())
         exe.run(startup)
-        feed = {f"x{i}": a for i, a in enumerate(inputs)}
-        feed["cot"] = _cotangent(tuple(outs[0].shape))
+        feed.update({f"x{i}": a for i, a in enumerate(inputs)})
         fetch = outs + [g for g in grads if g is not None]
         res = exe.run(main, feed=feed, fetch_list=fetch)
         it = iter(res[len(outs) :])
@@ -288,20 +304,173 @@ def _exc(e):
     ]
 
 
+class _Model(paddle.nn.Layer):
+    """``f`` of a program with ``PARAM_SHAPES``, its last arguments held as
+    the parameters of a Layer."""
+
+    def __init__(self, f, arrays):
+        super().__init__()
+        self.f = f
+        self.ps = []
+        for i, a in enumerate(arrays):
+            p = self.create_parameter(
+                list(a.shape),
+                dtype="float64",
+                default_initializer=paddle.nn.initializer.Assign(a),
+            )
+            self.add_parameter(f"p{i}", p)
+            self.ps.append(p)
+
+    def forward(self, xs):
+        if len(self.ps) == 1:
+            return self.f(*xs, self.p0)
+        return self.f(*xs, self.p0, self.p1)
+
+
+def _param_arrays(ns):
+    rng = np.random.default_rng(99)
+    return [rng.standard_normal(s) for s in ns["PARAM_SHAPES"]]
+
+
+def _run_calls(ns, model, params, call_inputs, leaves):
+    """Each call of ``model`` (``CALL`` set to its index), gradients not
+    cleared in between: [(outputs, input gradients + the parameters'
+    accumulated gradients, what the hooks logged)]."""
+    log = ns.get("LOG", [])
+    results = []
+    for i, inputs in enumerate(call_inputs):
+        ns["CALL"][0] = i
+        log.clear()
+        outs, grads = run_eager(lambda *xs: model(list(xs)), inputs, leaves)
+        grads += [_grad_or_none(p) for p in params]
+        results.append((outs, grads, list(log)))
+    return results
+
+
+def _reset_calls(ns):
+    ns["CALL"][0] = 0
+    ns["HANDLES"].clear()
+
+
+def _classify_error(e, mode, as_mode, want_exc):
+    if want_exc and type(e).__name__ == want_exc:
+        return ("pass", f"expected {want_exc}")
+    if any(
+        (mode in ms or as_mode in ms) and all(p in str(e) for p in parts)
+        for ms, parts in BY_DESIGN_ERRORS
+    ):
+        return ("by-design", _exc(e))
+    return ("error", _exc(e))
+
+
+def check_calls(ns, modes, input_seed=0, verbose=False, on_mode=None):
+    """``check`` of a program with parameters (``PARAM_SHAPES``): three
+    calls with inputs of ``CALLS``' shapes (a new program per call under
+    to_static) whose parameter gradients accumulate, compared call by
+    call (a program whose eager run fails at a new shape is called three
+    times at its first shapes). A static program runs the first call."""
+    f = ns["f"]
+    expect = ns.get("EXPECT_ERROR", {})
+    leaves = ns.get("LEAVES", 0)
+    arrays = _param_arrays(ns)
+    shapes = ns["CALLS"]
+    refs = None
+    for shapes in (ns["CALLS"], [ns["CALLS"][0]] * 3):
+        call_inputs = [
+            make_inputs(s, input_seed + i) for i, s in enumerate(shapes)
+        ]
+        _reset_calls(ns)
+        try:
+            model = _Model(f, arrays)
+            refs = _run_calls(ns, model, model.ps, call_inputs, leaves)
+            break
+        except Exception as e:  # noqa: BLE001
+            if verbose:
+                traceback.print_exc()
+            if shapes is not ns["CALLS"]:
+                return {"eager": ("error", _exc(e))}
+    res = {}
+    for mode in modes:
+        if mode == "static" and ns.get("HAS_IF"):
+            res[mode] = ("skip", "tensor-dependent if")
+            continue
+        if mode in ns.get("SKIP_MODES", {}):
+            res[mode] = ("skip", ns["SKIP_MODES"][mode])
+            continue
+        if mode not in ("ast", "sot", "static"):
+            res[mode] = ("skip", "a program called three times")
+            continue
+        if on_mode:
+            on_mode(mode)
+        want_exc = expect.get(mode)
+        _reset_calls(ns)
+        try:
+            if mode == "static":
+                ns.get("LOG", []).clear()
+                nx = len(call_inputs[0])
+                outs, grads = run_static(
+                    lambda *xs: f(*xs),
+                    call_inputs[0] + arrays,
+                    leaves,
+                )
+                # the leaves' gradients come last, after the parameters'
+                k = len(grads) - leaves
+                grads = grads[:nx] + grads[k:] + grads[nx:k]
+                log = list(ns.get("LOG", []))
+                gots = [(outs, grads, log)]
+            else:
+                model = _Model(f, arrays)
+                gots = _run_calls(
+                    ns,
+                    paddle.jit.to_static(model, full_graph=mode == "ast"),
+                    model.ps,
+                    call_inputs,
+                    leaves,
+                )
+        except Exception as e:  # noqa: BLE001
+            if verbose:
+                traceback.print_exc()
+            res[mode] = _classify_error(e, mode, mode, want_exc)
+            continue
+        if want_exc:
+            res[mode] = ("error", f"expected {want_exc}, got no error")
+            continue
+        msg = None
+        for i, ((*ref, want_log), (*got, got_log)) in enumerate(
+            zip(refs, gots)
+        ):
+            msg = compare(
+                ref,
+                got,
+                mode,
+                bool(ns.get("HAS_IF"))
+                or (mode == "sot" and bool(ns.get("SOT_BREAKS"))),
+            ) or compare_logs(want_log, got_log)
+            if msg is not None:
+                msg = f"call {i}: {msg}"
+                break
+        res[mode] = ("pass", "") if msg is None else ("mismatch", msg)
+    _reset_calls(ns)
+    return res
+
+
 def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
     """Run ``ns['f']`` eagerly and in ``modes``; ``{mode: (status, msg)}``.
 
     ``eager`` is reported as ``error`` when the reference itself fails
     (a fuzzer bug)."""
+    if ns.get("PARAM_SHAPES"):
+        return check_calls(ns, modes, input_seed, verbose, on_mode)
     f = ns["f"]
     expect = ns.get("EXPECT_ERROR", {})
     inputs = make_inputs(ns["INPUT_SHAPES"], input_seed)
     log = ns.get("LOG", [])
+    leaves = ns.get("LEAVES", 0)
     res = {}
     eager_predict = None
     try:
         log.clear()
-        refs = _at_each_value(ns, lambda: run_eager(f, inputs))
+        refs = _at_each_value(ns, lambda: run_eager(f, inputs, leaves))
         want_log = list(log)
     except Exception as e:  # noqa: BLE001
         if verbose:
@@ -324,16 +493,18 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
             mode_want_log = want_log
             if mode == "saved":
                 # the hooks' calls of eager's run at the first `G` only
-                run_eager(f, inputs)
+                run_eager(f, inputs, leaves)
                 mode_want_log = list(log)
                 prepared = _save_and_load(f, ns)
                 log.clear()
-                gots = [run_eager(prepared, inputs)]
+                gots = [run_eager(prepared, inputs, leaves)]
             else:
                 prepared = PREPARE[mode](f)
                 gots = _at_each_value(
                     ns,
-                    functools.partial(RUN_PREPARED[mode], prepared, inputs),
+                    functools.partial(
+                        RUN_PREPARED[mode], prepared, inputs, leaves
+                    ),
                 )
             got_log = list(log)
         except Exception as e:  # noqa: BLE001

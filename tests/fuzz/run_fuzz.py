@@ -161,7 +161,16 @@ class _Stmts(ast.NodeVisitor):
     visit_FunctionDef = visit_If = visit_ClassDef = _body
 
 
-_KEEP = ("INPUT_SHAPES", "EXPECT_ERROR", "HAS_IF")
+_KEEP = (
+    "INPUT_SHAPES",
+    "EXPECT_ERROR",
+    "HAS_IF",
+    "LEAVES",
+    "PARAM_SHAPES",
+    "CALLS",
+    "CALL",
+    "HANDLES",
+)
 
 
 def _removable(stmt, lst, tree):

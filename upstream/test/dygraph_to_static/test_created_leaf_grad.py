@@ -32,7 +32,9 @@ def leaf_forms(x):
     d = x.detach().clone()
     d.stop_gradient = False
     u = paddle.to_tensor(np.array([0.5, 1.0, 1.5]), stop_gradient=False)
-    return x * w * v * d * u, w, v, d, u
+    e = (x * 1.0).detach()
+    e.stop_gradient = False
+    return x * w * v * d * u * e, w, v, d, u, e
 
 
 def creates_parameter(x):
@@ -79,10 +81,10 @@ class TestCreatedLeafGrad(Dy2StTestBase):
         for seed in (1, 2):
             a = np.random.default_rng(seed).standard_normal(3)
             x = paddle.to_tensor(a, stop_gradient=False)
-            y, w, v, d, u = fn(x)
+            y, w, v, d, u, e = fn(x)
             loss = (y * y).sum() + (w * w).sum() + (v * 3.0).sum()
-            (loss + d.sum() + (u * u).sum()).backward()
-            out += grads(x, w, v, d, u)
+            (loss + d.sum() + (u * u).sum() + (e * e).sum()).backward()
+            out += grads(x, w, v, d, u, e)
         return out
 
     @test_pir_only
