@@ -699,3 +699,59 @@ def test_run_time_hook_on_a_gradient_reaching_no_input_runs(mode):
         got = _hook_orders(static_fn, runs=3)
     assert want == [[0, 1]] * 3
     assert got == want
+
+
+PROGRAM = {}
+
+
+def _log_then_register(g):
+    print(g.shape)  # not pure: runs when the backward runs
+    PROGRAM["z"].register_hook(lambda gz: gz * 2.0)
+
+
+def _log_then_grad(g):
+    print(g.shape)  # not pure: runs when the backward runs
+    return g + paddle.grad([PROGRAM["z"]], [PROGRAM["y"]])[0]
+
+
+def _closure_grad(y, z):
+    def hook(g):
+        print(g.shape)
+        return g + paddle.grad([z], [y])[0]
+
+    return hook
+
+
+@pytest.mark.parametrize(
+    "make_hook, what",
+    [
+        (lambda y, z: _log_then_register, "register_hook"),
+        (lambda y, z: _log_then_grad, "paddle.grad"),
+        (_closure_grad, "paddle.grad"),
+    ],
+)
+def test_run_time_hook_using_program_tensors_is_a_clear_error(make_hook, what):
+    """A hook running with the backward program that registers a hook on,
+    or calls ``paddle.grad`` with, tensors of the program (from a global or
+    a closure): stock-like errors about control flow blocks, "Elements of
+    outputs must be Tensor" or "Null autograd_meta" before."""
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [3], "float32")
+            x.stop_gradient = False
+            y = x * 2.0
+            z = (y * y).sum()
+            PROGRAM.update(y=y, z=z)
+            y.register_hook(make_hook(y, z))
+            grads = paddle.static.gradients([z], [x])
+        with pytest.raises(
+            Exception, match=f"Cannot call {what}, in a gradient hook"
+        ):
+            paddle.static.Executor().run(
+                main, feed={"x": np.ones(3, "float32")}, fetch_list=grads
+            )
+    finally:
+        paddle.disable_static()
+        PROGRAM.clear()

@@ -10,7 +10,8 @@ feature drawn from its own Random, so the rest of a program stays as it
 was) also return leaves they create (``LEAVES``), which the caller
 differentiates; add a gradient penalty (``paddle.grad`` with
 ``create_graph=True``) through a PyLayer whose ``backward`` may compute
-under ``paddle.no_grad()``; or take parameters (``PARAM_SHAPES``), which
+under ``paddle.no_grad()``; pass the output through PaddleNLP's
+``AddAuxiliaryLoss`` (the gradient ``paddle.ones([1])`` for a 0-D loss); or take parameters (``PARAM_SHAPES``), which
 the harness holds in a Layer called three times with inputs of growing
 batch size (``CALLS``) without clearing gradients, with hooks on them
 registered in the first call and removed in the third (``CALL``,
@@ -700,6 +701,33 @@ class Generator:
         body.append(f"{indent}{name} = {self.unary_expr(a.name)}")
         return [Val(name, shape, nograd)]
 
+    def gen_aux_loss(self, vals, body, last, out_expr):
+        """PaddleNLP's ``AddAuxiliaryLoss``: a PyLayer passing the output
+        through and giving a 0-D auxiliary loss the gradient
+        ``paddle.ones([1])`` (shape ``[1]``, which eager takes for a 0-D
+        input). Drawn from its own Random. Returns the output expression."""
+        r = random.Random(f"{self.seed!r}-aux-loss")
+        if r.random() >= 0.15:
+            return out_expr
+        self.module_lines += [
+            "class AddAuxiliaryLoss(PyLayer):",
+            "    @staticmethod",
+            "    def forward(ctx, x, loss):",
+            "        ctx.dtype = loss.dtype",
+            "        return x",
+            "",
+            "    @staticmethod",
+            "    def backward(ctx, grad):",
+            "        return grad, paddle.ones([1], dtype=ctx.dtype)",
+            "",
+            "",
+        ]
+        src = r.choice([v for v in vals if not v.nograd])
+        body.append(f"    aux = ({src.name} * {src.name}).mean()")
+        # (of a new tensor: `forward` returns its input, which must not be
+        # used after `apply`, as eager changes it in place)
+        return f"AddAuxiliaryLoss.apply(({out_expr}) * 1.0, aux)"
+
     def gen_penalty(self, inputs, body):
         """A gradient penalty through a PyLayer whose ``backward`` may
         compute its gradient under ``paddle.no_grad()`` (then the caller's
@@ -950,11 +978,17 @@ class Generator:
                 out_expr += f" + ({leaf} * {partner}).sum()"
         if self.double:
             out_expr += self.gen_penalty(vals[:n_inputs], body)
+        out_expr = self.gen_aux_loss(vals, body, last, out_expr)
         params = self.gen_params(vals, body, dims)
         for p, partner in params:
             out_expr += f" + ({p} * {partner}).sum()"
         body.append(f"    out = {out_expr}")
-        if (out_expr != last.name or last.hookable) and r.random() < 0.3:
+        if (
+            (out_expr != last.name or last.hookable)
+            and r.random() < 0.3
+            # (eager ignores hooks on a PyLayer output)
+            and not out_expr.startswith("AddAuxiliaryLoss")
+        ):
             outv = Val("out", last.shape)
             expr = self.hook_expr(outv, vals)
             body.append(f"    out.register_hook({expr})")
