@@ -236,3 +236,22 @@ def test_stop_gradient_read_after_it_is_set(mode):
     want_y, want_flag = reads_its_flag(x)
     np.testing.assert_array_equal(y.numpy(), want_y.numpy())
     assert flag is want_flag is False
+
+
+def returns_its_input(x):
+    return x * 2.0, x
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_returned_input_is_the_callers_tensor_and_takes_hooks(mode):
+    """An input the function returns is the caller's Tensor, as in eager;
+    the caller may hook it (stock AST returned a copy)."""
+
+    def run(mode):
+        x = paddle.to_tensor([1.0, 2.0], "float64", stop_gradient=False)
+        y, same = _convert(returns_its_input, mode)(x)
+        x.register_hook(lambda g: g * 10.0)
+        (y.sum() + same.sum()).backward()
+        return [x.grad.numpy(), same is x]
+
+    _assert_same(run(mode), run("eager"))

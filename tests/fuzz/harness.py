@@ -352,7 +352,16 @@ def _reset_calls(ns):
     ns["HANDLES"].clear()
 
 
+def _skip_reason(ns, mode):
+    """Why the program does not run in ``mode``, or None."""
+    if mode == "static" and ns.get("HAS_IF"):
+        return "tensor-dependent if"
+    return ns.get("SKIP_MODES", {}).get(mode)
+
+
 def _classify_error(e, mode, as_mode, want_exc):
+    """The status of an error ``e`` in ``mode`` (``as_mode``: the mode
+    whose expected errors apply): expected, by design, or an error."""
     if want_exc and type(e).__name__ == want_exc:
         return ("pass", f"expected {want_exc}")
     if any(
@@ -391,14 +400,11 @@ def check_calls(ns, modes, input_seed=0, verbose=False, on_mode=None):
                 return {"eager": ("error", _exc(e))}
     res = {}
     for mode in modes:
-        if mode == "static" and ns.get("HAS_IF"):
-            res[mode] = ("skip", "tensor-dependent if")
-            continue
-        if mode in ns.get("SKIP_MODES", {}):
-            res[mode] = ("skip", ns["SKIP_MODES"][mode])
-            continue
-        if mode not in ("ast", "sot", "static"):
-            res[mode] = ("skip", "a program called three times")
+        skip = _skip_reason(ns, mode)
+        if skip is None and mode not in ("ast", "sot", "static"):
+            skip = "a program called three times"
+        if skip is not None:
+            res[mode] = ("skip", skip)
             continue
         if on_mode:
             on_mode(mode)
@@ -477,11 +483,9 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
             traceback.print_exc()
         return {"eager": ("error", _exc(e))}
     for mode in modes:
-        if mode == "static" and ns.get("HAS_IF"):
-            res[mode] = ("skip", "tensor-dependent if")
-            continue
-        if mode in ns.get("SKIP_MODES", {}):
-            res[mode] = ("skip", ns["SKIP_MODES"][mode])
+        skip = _skip_reason(ns, mode)
+        if skip is not None:
+            res[mode] = ("skip", skip)
             continue
         if on_mode:
             on_mode(mode)
@@ -510,16 +514,7 @@ def check(ns, modes, input_seed=0, verbose=False, on_mode=None):
         except Exception as e:  # noqa: BLE001
             if verbose:
                 traceback.print_exc()
-            if want_exc and type(e).__name__ == want_exc:
-                res[mode] = ("pass", f"expected {want_exc}")
-            elif any(
-                (mode in modes or as_mode in modes)
-                and all(p in str(e) for p in parts)
-                for modes, parts in BY_DESIGN_ERRORS
-            ):
-                res[mode] = ("by-design", _exc(e))
-            else:
-                res[mode] = ("error", _exc(e))
+            res[mode] = _classify_error(e, mode, as_mode, want_exc)
             continue
         if want_exc:
             res[mode] = ("error", f"expected {want_exc}, got no error")
