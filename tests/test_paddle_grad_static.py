@@ -265,3 +265,53 @@ def test_paddle_grad_runs_no_hook_of_a_leaf(mode):
     want.backward()
     for g, e in zip(got, [want.numpy(), x.grad.numpy(), w.grad.numpy()]):
         np.testing.assert_allclose(g, e, rtol=1e-12)
+
+
+def _penalty(x):
+    y = paddle.sin(x)
+    (g,) = paddle.grad([y.sum()], [x], create_graph=True)
+    return y + (g * g).sum()
+
+
+def _unused_allowed(x, w):
+    (g,) = paddle.grad([(x * 2.0).sum()], [w], allow_unused=True)
+    return x * 3.0 if g is None else x
+
+
+@pytest.mark.parametrize("mode", ["ast", "sot", "static"])
+def test_input_without_gradient_is_eagers_error(mode):
+    """A gradient penalty called on inputs that need no gradient (a
+    prediction): eager's ``ValueError`` (stock: ``None``, then a
+    ``TypeError`` in the caller's code); with ``allow_unused=True``,
+    ``None`` as in eager."""
+    x = paddle.to_tensor([1.0, 2.0])
+    with pytest.raises(ValueError):
+        _penalty(x)
+    w = paddle.to_tensor([1.0], stop_gradient=False)
+    want = _unused_allowed(x, w).numpy()
+    if mode == "static":
+        paddle.enable_static()
+        try:
+            main = paddle.static.Program()
+            with paddle.static.program_guard(main):
+                xs = paddle.static.data("x", [2], "float32")
+                ws = paddle.static.data("w", [1], "float32")
+                ws.stop_gradient = False
+                with pytest.raises(ValueError, match="allow_unused=True"):
+                    _penalty(xs)
+                out = _unused_allowed(xs, ws)
+            (got,) = paddle.static.Executor().run(
+                main,
+                feed={"x": x.numpy(), "w": w.numpy()},
+                fetch_list=[out],
+            )
+        finally:
+            paddle.disable_static()
+    else:
+        # (SOT wraps an error raised while it traces in an InnerError)
+        with pytest.raises(Exception, match="allow_unused=True"):
+            paddle.jit.to_static(_penalty, full_graph=mode == "ast")(x)
+        got = paddle.jit.to_static(_unused_allowed, full_graph=mode == "ast")(
+            x, w
+        ).numpy()
+    np.testing.assert_allclose(got, want)
