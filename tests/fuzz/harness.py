@@ -174,10 +174,11 @@ def _eager_predict(f, inputs):
 
 def _same_error(e, want):
     """Whether ``e`` is eager's error ``want``: the same type, or (SOT,
-    stock) an ``InnerError`` whose message starts with its type."""
+    stock) an ``InnerError`` whose message ends with that type's."""
     if type(e) is type(want):
         return True
-    return type(e).__name__ == "InnerError" and str(e).strip().startswith(
+    last = str(e).strip().splitlines()[-1].strip() if str(e).strip() else ""
+    return type(e).__name__ == "InnerError" and last.startswith(
         f"{type(want).__name__}:"
     )
 
