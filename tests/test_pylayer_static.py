@@ -1113,3 +1113,56 @@ def test_parameters_of_a_global_list_passed_starred(full_graph):
     )
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+class _TransposedGrad(PyLayer):
+    """The gradient of a square matrix computed from the transpose of its
+    output's: static shape [3, -1] for an input of shape [-1, 3]."""
+
+    @staticmethod
+    def forward(ctx, a):
+        return a * 2.0
+
+    @staticmethod
+    def backward(ctx, d):
+        return paddle.transpose(d, [1, 0]) * 2.0
+
+
+def _transposed_grad_loss(x, w):
+    return (_TransposedGrad.apply(x) * w).sum()
+
+
+@pytest.mark.parametrize("mode", ["ast", "static"])
+def test_gradient_shape_known_only_at_run_time(mode):
+    """A dynamic dimension (an ``InputSpec`` with -1, a static ``data``):
+    eager runs it (both [3, 3]); stock failed building the backward
+    (``shape of inp_grad ... should be the same``)."""
+    xa = np.arange(9, dtype="float64").reshape(3, 3)
+    wa = xa[::-1] / 10.0
+    x = paddle.to_tensor(xa, stop_gradient=False)
+    _transposed_grad_loss(x, paddle.to_tensor(wa)).backward()
+    want = x.grad.numpy()
+    spec = [paddle.static.InputSpec([-1, 3], "float64")] * 2
+    if mode == "ast":
+        fn = paddle.jit.to_static(
+            _transposed_grad_loss, input_spec=spec, full_graph=True
+        )
+        x = paddle.to_tensor(xa, stop_gradient=False)
+        fn(x, paddle.to_tensor(wa)).backward()
+        got = x.grad.numpy()
+    else:
+        paddle.enable_static()
+        try:
+            main = paddle.static.Program()
+            with paddle.static.program_guard(main):
+                xs = paddle.static.data("x", [-1, 3], "float64")
+                ws = paddle.static.data("w", [-1, 3], "float64")
+                xs.stop_gradient = False
+                loss = _transposed_grad_loss(xs, ws)
+                (g,) = paddle.static.gradients([loss], [xs])
+            (got,) = paddle.static.Executor().run(
+                main, feed={"x": xa, "w": wa}, fetch_list=[g]
+            )
+        finally:
+            paddle.disable_static()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
