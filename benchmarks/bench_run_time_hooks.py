@@ -1,4 +1,4 @@
-"""Cost of a gradient hook that runs at run time (``run_tensor_hooks``).
+"""Cost of a gradient hook that runs at run time (a Python-function op).
 
 A hook that is not pure tensor math -- here ``record``, which reads the
 gradient's maximum as a Python float -- runs with the gradient Tensor at

@@ -11,7 +11,7 @@ FROM ${BASE_IMAGE}
 COPY docker/ca-certificates/ /usr/local/share/ca-certificates/
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-        ca-certificates g++ git libgomp1 python3 python3-dev python3-pip python3-venv unzip \
+        ca-certificates git libgomp1 python3 python3-pip python3-venv unzip \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /paddle-static-hooks
 COPY . .

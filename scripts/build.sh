@@ -45,7 +45,7 @@ IFS=- read -r dist base_version tags <<<"$whl_name"
 patch_hash=$({ printf '%s\n' "$BASE_SHA"; for p in "${PATCHES[@]}"; do cat "$p"; done; } | sha256sum | cut -c1-10)
 version=$base_version+patched.$patch_hash
 out=dist/$dist-$version-$tags.whl
-tool_hash=$(cat scripts/build.sh scripts/lib.sh scripts/repack_wheel.py requirements-test.txt csrc/* | sha256sum | cut -c1-16)
+tool_hash=$(cat scripts/build.sh scripts/lib.sh scripts/repack_wheel.py requirements-test.txt | sha256sum | cut -c1-16)
 build_id="$version $tool_hash $PY_TAG $PYTHON"
 if [[ -f .venv/.build-id && $(<.venv/.build-id) == "$build_id" && -f $out ]]; then
     echo "up to date: $out"
@@ -69,7 +69,6 @@ for p in "${PATCHES[@]}"; do
     (cd "$stage" && git apply -p2 --check "$p" && git apply -p2 "$p") ||
         die "patch does not apply to the pinned base: $p"
 done
-hook_op_build "$stage/paddle"
 # paddle.version.series: which series this wheel carries.
 python3 - "$stage/paddle/version/series.py" "$version" "$PIN_COMMIT" "${PATCHES[@]}" <<'EOF' ||
 import email, sys

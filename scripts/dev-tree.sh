@@ -31,7 +31,6 @@ SECONDS=0
 mkdir -p "$dir"
 cleanup_add "$dir"  # until the base commit exists
 unzip -q "$BASE_WHEEL" 'paddle/*' -d "$dir/python" || die "cannot unpack $BASE_WHEEL"
-hook_op_build "$dir/python/paddle"
 cd "$dir"
 git init -q
 printf '%s\n' '# track Python sources only' '*' '!*/' '!*.py' '!*.pyi' >>.git/info/exclude

@@ -129,25 +129,3 @@ series_load() {
         PATCHES+=("$dir/$line")
     done <"$dir/series"
 }
-
-# hook_op_build PKG: compile csrc/run_tensor_hooks_op.cc (the run-time tensor
-# hook op, loaded by paddle/autograd/run_time_hooks.py) against the headers of
-# the unpacked Paddle package PKG (its paddle/ directory), for $PYTHON (default
-# python3), into PKG/libs/libpaddle_run_tensor_hooks.so.
-hook_op_build() {
-    local pkg out py_inc
-    pkg=$(realpath -m "$1")
-    out=$pkg/libs/libpaddle_run_tensor_hooks.so
-    [[ -f $pkg/include/paddle/extension.h ]] || die "no Paddle headers under $pkg/include"
-    command -v g++ >/dev/null || die "g++ is needed to build the run-time hook op (Debian: apt-get install g++)"
-    py_inc=$("${PYTHON:-python3}" -c 'import sysconfig; print(sysconfig.get_paths()["include"])') ||
-        die "${PYTHON:-python3} cannot tell its include directory"
-    [[ -f $py_inc/Python.h ]] ||
-        die "no Python.h in $py_inc: the run-time hook op needs the headers of ${PYTHON:-python3} (Debian: apt-get install python3-dev)"
-    g++ -std=c++17 -O2 -fPIC -shared -w -DPADDLE_WITH_CUSTOM_KERNEL -D_GLIBCXX_USE_CXX11_ABI=1 \
-        -I"$pkg/include" -I"$pkg/include/third_party" -I"$py_inc" \
-        "$ROOT/csrc/run_tensor_hooks_op.cc" -o "$out.tmp" \
-        -L"$pkg/base" -Wl,--no-as-needed -l:libpaddle.so -Wl,--as-needed '-Wl,-rpath,$ORIGIN/../base' ||
-        { rm -f -- "$out.tmp"; die "compiling csrc/run_tensor_hooks_op.cc failed"; }
-    mv -f -- "$out.tmp" "$out"
-}
