@@ -854,3 +854,24 @@ def test_paddle_inference_after_a_run_time_hook(tmp_path, mode):
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "predicted" in done.stdout
+
+
+def test_second_backward_through_a_run_time_hook_is_a_clear_error():
+    """A run-time hook is Python, not ops: a second backward through the
+    gradient it gave says so (it was ``op ... has no grad op``)."""
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [3], "float32")
+            x.stop_gradient = False
+            y = paddle.tanh(x) * 2.0
+            y.register_hook(lambda g: print(g.shape))
+            (gx,) = paddle.static.gradients([(y * y).sum()], [x])
+            with pytest.raises(
+                NotImplementedError,
+                match="Cannot differentiate the result of the gradient hooks",
+            ):
+                paddle.static.gradients([(gx * gx).sum()], [x])
+    finally:
+        paddle.disable_static()

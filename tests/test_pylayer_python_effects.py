@@ -3,15 +3,14 @@ the call (``LOG.append(dy)``, ``CACHE[k] = ...``, ``self.calls += 1``).
 
 Eager Paddle runs ``forward`` and ``backward`` at every call, with Tensors. A
 static graph runs their Python code once, while it builds the program, with
-symbolic values, unless it runs them at run time. So:
+symbolic values. So:
 
 - SOT breaks the graph at such a layer and runs it eagerly (stock SOT did so
   at every PyLayer): the stores and the gradients are eager's, at every call
   and batch size;
-- AST (``full_graph=True``) and plain static programs run such a
-  ``backward`` at every backward, with Tensors, in a run-time op: eager's
-  stores and gradients (a ``forward`` runs when traced, like any Python
-  code of a converted function);
+- AST (``full_graph=True``) and plain static programs raise a clear error
+  when they build the backward of such a ``backward`` (a ``forward`` runs
+  when traced, like any Python code of a converted function);
 - a layer with no such store is still compiled (0 graph breaks), also when
   its ``backward`` re-runs the forward under ``paddle.enable_grad()`` and
   calls ``paddle.grad`` (activation recomputation).
@@ -22,7 +21,7 @@ import types
 import numpy as np
 import paddle
 import pytest
-from conftest import graph_breaks
+from conftest import graph_breaks, run_static_program
 from paddle.autograd import PyLayer
 from paddle.autograd.python_effects import python_effect
 
@@ -94,20 +93,6 @@ class LogsInComprehension(Tanh):
         return d_tanh(dy, x)
 
 
-class RecomputesSaved(Tanh):
-    """Logs, and recomputes the forward on its saved input (not a detached
-    copy): eager's saved tensors require grad when the input did."""
-
-    @staticmethod
-    def backward(ctx, dy):
-        (x,) = ctx.saved_tensor()
-        LOG.append(float(dy.sum()))
-        with paddle.enable_grad():
-            y = paddle.tanh(x)
-            (dx,) = paddle.grad([y], [x], [dy])
-        return dx
-
-
 class LogsForward(Tanh):
     @staticmethod
     def forward(ctx, x):
@@ -122,7 +107,6 @@ EFFECTFUL = {
     "logs_in_helper": LogsInHelper,
     "caches_item": CachesItem,
     "logs_in_comprehension": LogsInComprehension,
-    "recomputes_saved": RecomputesSaved,
     "logs_forward": LogsForward,
 }
 
@@ -184,49 +168,25 @@ def test_sot_runs_a_layer_with_python_effects_eagerly(name):
 @pytest.mark.parametrize(
     "name", sorted(n for n in EFFECTFUL if n != "logs_forward")
 )
-def test_ast_runs_a_backward_with_python_effects_at_every_backward(name):
-    """Its stores happen at every backward, with Tensors, as in eager (the
-    program runs ``backward`` in a run-time op)."""
+def test_ast_backward_with_python_effects_is_a_clear_error(name):
     layer = EFFECTFUL[name]
-    want = _run(_apply(layer))
-    got = _run(paddle.jit.to_static(_apply(layer), full_graph=True))
-    _assert_same(got, want)
+    f = paddle.jit.to_static(_apply(layer), full_graph=True)
+    x = paddle.to_tensor(np.ones((2, 4)), stop_gradient=False)
+    with pytest.raises(
+        NotImplementedError,
+        match=rf"{layer.__name__}: `PyLayer.backward` (calls|assigns)",
+    ):
+        f(x).backward()
 
 
-def _run_static(layer):
-    """One static program (batch dimension unknown), run at batch sizes 2,
-    3 and 5: outputs, input gradients and the stores."""
-    results = []
+def test_static_program_backward_with_python_effects_is_a_clear_error():
+    def f(x):
+        return StoresGradient.apply(x * 2.0) * 3.0
+
     LOG.clear()
-    CACHE.clear()
-    paddle.enable_static()
-    try:
-        main = paddle.static.Program()
-        with paddle.static.program_guard(main):
-            x = paddle.static.data("x", [-1, 4], "float64")
-            x.stop_gradient = False
-            out = _apply(layer)(x)
-            (gx,) = paddle.static.gradients([out], [x])
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        for batch in (2, 3, 5):
-            a = np.random.default_rng(batch).standard_normal((batch, 4))
-            o, g = exe.run(main, feed={"x": a}, fetch_list=[out, gx])
-            results.append((o, g))
-    finally:
-        paddle.disable_static()
-    return results, _log_items(LOG)
-
-
-@pytest.mark.parametrize(
-    "name", sorted(n for n in EFFECTFUL if n != "logs_forward")
-)
-def test_static_program_runs_a_backward_with_python_effects_at_every_run(
-    name,
-):
-    layer = EFFECTFUL[name]
-    want = _run(_apply(layer))
-    got = _run_static(layer)
-    _assert_same(got, want)
+    with pytest.raises(NotImplementedError, match="calls `LOG.append`"):
+        run_static_program(f, [np.ones((2, 4))])
+    assert LOG == []
 
 
 class LocalStores(Tanh):

@@ -84,6 +84,24 @@ class TestRunTimeOps(unittest.TestCase):
         del function
         self.assertEqual(set(run_time_ops._live) - keys, set())
 
+    def test_differentiating_its_results_is_a_clear_error(self):
+        class Described(Recorder):
+            def describe(self):
+                return "The recorder of the test"
+
+        function = Described(2.0)
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [3], "float32")
+            x.stop_gradient = False
+            y = paddle.static.data("y", [2], "float64")
+            a, _ = run_time_ops.emit(function, [x * 1.0, y], [x, y], "rec")
+            with self.assertRaisesRegex(
+                NotImplementedError,
+                "Cannot differentiate the result of the recorder of the test",
+            ):
+                paddle.static.gradients([a.sum()], [x])
+
     def test_the_functions_exception_reaches_the_caller(self):
         function = FailingFunction()
         main = paddle.static.Program()
