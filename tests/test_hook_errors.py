@@ -117,7 +117,7 @@ def test_error_of_a_compiled_hook_names_the_hook():
 def test_note_without_add_note_goes_into_the_message(monkeypatch):
     """Python 3.9 and 3.10 have no ``BaseException.add_note``: the note is
     appended to the message instead of raising AttributeError."""
-    from paddle.autograd.static_hooks import _add_note
+    from paddle.autograd.hook_closures import add_note
 
     class OldStyleError(Exception):
         def __getattribute__(self, name):
@@ -126,5 +126,5 @@ def test_note_without_add_note_goes_into_the_message(monkeypatch):
             return super().__getattribute__(name)
 
     error = OldStyleError("bad gradient")
-    _add_note(error, "raised by gradient hook h")
+    add_note(error, "raised by gradient hook h")
     assert str(error) == "bad gradient\nraised by gradient hook h"
