@@ -3,25 +3,27 @@ the call (``LOG.append(dy)``, ``CACHE[k] = ...``, ``self.calls += 1``).
 
 Eager Paddle runs ``forward`` and ``backward`` at every call, with Tensors. A
 static graph runs their Python code once, while it builds the program, with
-symbolic values. So:
+symbolic values, unless it runs them at run time. So:
 
 - SOT breaks the graph at such a layer and runs it eagerly (stock SOT did so
   at every PyLayer): the stores and the gradients are eager's, at every call
   and batch size;
-- AST (``full_graph=True``) and plain static programs raise a clear error
-  when they build the backward of such a ``backward`` (a ``forward`` runs
-  when traced, like any Python code of a converted function);
+- AST (``full_graph=True``) and plain static programs run such a
+  ``backward`` at every backward, with Tensors, in a run-time op: eager's
+  stores and gradients (a ``forward`` runs when traced, like any Python
+  code of a converted function);
 - a layer with no such store is still compiled (0 graph breaks), also when
   its ``backward`` re-runs the forward under ``paddle.enable_grad()`` and
   calls ``paddle.grad`` (activation recomputation).
 """
 
+import threading
 import types
 
 import numpy as np
 import paddle
 import pytest
-from conftest import graph_breaks, run_static_program
+from conftest import graph_breaks, random_inputs, run_eager
 from paddle.autograd import PyLayer
 from paddle.autograd.python_effects import python_effect
 
@@ -93,6 +95,20 @@ class LogsInComprehension(Tanh):
         return d_tanh(dy, x)
 
 
+class RecomputesSaved(Tanh):
+    """Logs, and recomputes the forward on its saved input (not a detached
+    copy): eager's saved tensors require grad when the input did."""
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        LOG.append(float(dy.sum()))
+        with paddle.enable_grad():
+            y = paddle.tanh(x)
+            (dx,) = paddle.grad([y], [x], [dy])
+        return dx
+
+
 class LogsForward(Tanh):
     @staticmethod
     def forward(ctx, x):
@@ -107,6 +123,7 @@ EFFECTFUL = {
     "logs_in_helper": LogsInHelper,
     "caches_item": CachesItem,
     "logs_in_comprehension": LogsInComprehension,
+    "recomputes_saved": RecomputesSaved,
     "logs_forward": LogsForward,
 }
 
@@ -168,25 +185,270 @@ def test_sot_runs_a_layer_with_python_effects_eagerly(name):
 @pytest.mark.parametrize(
     "name", sorted(n for n in EFFECTFUL if n != "logs_forward")
 )
-def test_ast_backward_with_python_effects_is_a_clear_error(name):
+def test_ast_runs_a_backward_with_python_effects_at_every_backward(name):
+    """Its stores happen at every backward, with Tensors, as in eager (the
+    program runs ``backward`` in a run-time op)."""
     layer = EFFECTFUL[name]
-    f = paddle.jit.to_static(_apply(layer), full_graph=True)
-    x = paddle.to_tensor(np.ones((2, 4)), stop_gradient=False)
-    with pytest.raises(
-        NotImplementedError,
-        match=rf"{layer.__name__}: `PyLayer.backward` (calls|assigns)",
-    ):
-        f(x).backward()
+    want = _run(_apply(layer))
+    got = _run(paddle.jit.to_static(_apply(layer), full_graph=True))
+    _assert_same(got, want)
 
 
-def test_static_program_backward_with_python_effects_is_a_clear_error():
-    def f(x):
-        return StoresGradient.apply(x * 2.0) * 3.0
-
+def _run_static(layer):
+    """One static program (batch dimension unknown), run at batch sizes 2,
+    3 and 5: outputs, input gradients and the stores."""
+    results = []
     LOG.clear()
-    with pytest.raises(NotImplementedError, match="calls `LOG.append`"):
-        run_static_program(f, [np.ones((2, 4))])
-    assert LOG == []
+    CACHE.clear()
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [-1, 4], "float64")
+            x.stop_gradient = False
+            out = _apply(layer)(x)
+            (gx,) = paddle.static.gradients([out], [x])
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        for batch in (2, 3, 5):
+            a = np.random.default_rng(batch).standard_normal((batch, 4))
+            o, g = exe.run(main, feed={"x": a}, fetch_list=[out, gx])
+            results.append((o, g))
+    finally:
+        paddle.disable_static()
+    return results, _log_items(LOG)
+
+
+@pytest.mark.parametrize(
+    "name", sorted(n for n in EFFECTFUL if n != "logs_forward")
+)
+def test_static_program_runs_a_backward_with_python_effects_at_every_run(
+    name,
+):
+    layer = EFFECTFUL[name]
+    want = _run(_apply(layer))
+    got = _run_static(layer)
+    _assert_same(got, want)
+
+
+# --- `backward` runs only when a gradient reaches the layer, as in eager ---
+
+
+class LogsGradientSum(Tanh):
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        LOG.append(float(dy.sum()))
+        return d_tanh(dy, x)
+
+
+class LogsAndGivesNone(PyLayer):
+    """A `backward` for its effect only: no gradient for its input."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        LOG.append(float(dy.sum()))
+        return None
+
+
+def _branch(x):
+    # the layer's output feeds one branch of a tensor-dependent `if`
+    y = LogsGradientSum.apply(x * 2.0)
+    out = paddle.static.nn.cond(x.sum() > 0, lambda: y * 3.0, lambda: x * 5.0)
+    return out.sum()
+
+
+def _in_loop(x, n):
+    # the layer's output is used in a `while` body that runs n times
+    y = LogsGradientSum.apply(x * 2.0)
+    out = x * 5.0
+    i = paddle.zeros([1], "int64")
+    while i < n:
+        out = out * y
+        i += 1
+    return out.sum()
+
+
+def _layer_in_loop(x):
+    # the layer itself runs in a `while` body: `backward` once per pass
+    i = paddle.zeros([1], "int64")
+    while i < 3:
+        x = LogsGradientSum.apply(x) * 1.5
+        i += 1
+    return x.sum()
+
+
+def _gives_none(x):
+    return (LogsAndGivesNone.apply(x) + x * 3.0).sum()
+
+
+def _runs(fn, xs, *args):
+    """Output, input gradient and the stores of ``fn`` at each of ``xs``."""
+    LOG.clear()
+    results = []
+    for a in xs:
+        x = paddle.to_tensor(a, stop_gradient=False)
+        out = fn(x, *args)
+        out.backward()
+        results.append((out.numpy(), x.grad.numpy()))
+    return results, list(LOG)
+
+
+def _signed_inputs():
+    rng = np.random.default_rng(3)
+    # `x.sum()` negative, then positive, then negative, at batches 2, 3, 4
+    return [
+        -np.abs(rng.standard_normal((2, 4))),
+        np.abs(rng.standard_normal((3, 4))),
+        -np.abs(rng.standard_normal((4, 4))),
+    ]
+
+
+def test_ast_backward_runs_only_when_the_branch_using_it_ran():
+    """Eager runs ``backward`` only in the backward passes where the branch
+    reading the layer's output ran (it ran in every one)."""
+    want = _runs(_branch, _signed_inputs())
+    got = _runs(
+        paddle.jit.to_static(_branch, full_graph=True), _signed_inputs()
+    )
+    assert len(want[1]) == 1
+    _assert_same(got, want)
+
+
+def test_static_program_backward_runs_only_when_the_branch_using_it_ran():
+    want = _runs(_branch, _signed_inputs())
+    results = []
+    LOG.clear()
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [-1, 4], "float64")
+            x.stop_gradient = False
+            out = _branch(x)
+            (gx,) = paddle.static.gradients([out], [x])
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        for a in _signed_inputs():
+            results.append(tuple(exe.run(main, {"x": a}, [out, gx])))
+    finally:
+        paddle.disable_static()
+    _assert_same((results, list(LOG)), want)
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_ast_backward_runs_only_when_the_loop_using_it_ran(n):
+    xs = [np.random.default_rng(b).standard_normal((b, 4)) for b in (2, 3)]
+    count = paddle.to_tensor([n], "int64")
+    want = _runs(_in_loop, xs, count)
+    got = _runs(paddle.jit.to_static(_in_loop, full_graph=True), xs, count)
+    assert len(want[1]) == (2 if n else 0)
+    _assert_same(got, want)
+
+
+def test_ast_backward_of_a_layer_in_a_loop_runs_at_each_pass():
+    xs = [
+        0.3 * np.random.default_rng(b).standard_normal((b, 4)) for b in (2, 3)
+    ]
+    want = _runs(_layer_in_loop, xs)
+    got = _runs(paddle.jit.to_static(_layer_in_loop, full_graph=True), xs)
+    assert len(want[1]) == 6
+    _assert_same(got, want)
+
+
+def test_ast_backward_does_not_run_for_an_output_the_caller_leaves():
+    """The caller differentiates only the output that does not use the
+    layer: eager never runs ``backward`` (the program fills the other
+    output's gradient with zeros). (SOT runs such a layer eagerly before
+    the graph that uses its output, and that graph's grad node gives the
+    layer zeros: its ``backward`` runs on them, as in stock Paddle;
+    docs/status.md.)"""
+
+    def f(x):
+        return (LogsGradientSum.apply(x * 2.0) * 3.0).sum(), (x * 5.0).sum()
+
+    def run(fn, which):
+        LOG.clear()
+        results = []
+        for b in (2, 3, 4):
+            x = paddle.to_tensor(
+                np.random.default_rng(b).standard_normal((b, 4)),
+                stop_gradient=False,
+            )
+            outs = fn(x)
+            outs[which].backward()
+            results.append((outs[which].numpy(), x.grad.numpy()))
+        return results, list(LOG)
+
+    static_f = paddle.jit.to_static(f, full_graph=True)
+    for which in (1, 0):
+        want = run(f, which)
+        got = run(static_f, which)
+        assert len(want[1]) == (3 if which == 0 else 0)
+        _assert_same(got, want)
+
+
+def test_backward_giving_no_gradient_runs_for_its_effect(static_runner):
+    """``backward`` returns None: eager still runs it at every backward."""
+
+    def f(x):
+        return LogsAndGivesNone.apply(x) + x * 3.0
+
+    inputs = random_inputs([3, 4])
+    LOG.clear()
+    want = run_eager(f, inputs), list(LOG)
+    LOG.clear()
+    got = static_runner(f, inputs), list(LOG)
+    assert len(want[1]) == 1
+    np.testing.assert_allclose(got[0][0], want[0][0], rtol=1e-12)
+    np.testing.assert_allclose(got[0][1][0], want[0][1][0], rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+
+
+class _GatedModel(paddle.nn.Layer):
+    """A Layer whose logging PyLayer feeds one branch, trained with SGD."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 4)
+        self.head = paddle.nn.Linear(4, 1)
+
+    def forward(self, x):
+        h = self.fc(x)
+        g = LogsGradientSum.apply(h)
+        h = paddle.static.nn.cond(x.mean() > 0, lambda: g * 2.0, lambda: h)
+        return self.head(h)
+
+
+def _train(model):
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    LOG.clear()
+    losses = []
+    for a in _signed_inputs():
+        loss = (model(paddle.to_tensor(a)) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses, [p.numpy() for p in model.parameters()], list(LOG)
+
+
+def test_ast_layer_with_a_gated_logging_pylayer_trains_as_in_eager():
+    paddle.set_default_dtype("float64")
+    try:
+        paddle.seed(11)
+        want = _train(_GatedModel())
+        paddle.seed(11)
+        got = _train(paddle.jit.to_static(_GatedModel(), full_graph=True))
+    finally:
+        paddle.set_default_dtype("float32")
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert len(want[2]) == 1
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-12)
 
 
 class LocalStores(Tanh):
@@ -377,3 +639,116 @@ STORES = {
 def test_python_effect_finds_stores_that_outlive_the_call(name):
     function, want = STORES[name]
     assert python_effect(function) == want
+
+
+def test_jit_loaded_layer_runs_a_gated_backward_as_in_eager(tmp_path):
+    """``jit.save`` -> ``jit.load`` -> fine-tune: the loaded program runs
+    the logging ``backward`` only in the steps whose branch used it."""
+    paddle.set_default_dtype("float64")
+    try:
+        paddle.seed(5)
+        model = _GatedModel()
+        path = str(tmp_path / "gated")
+        paddle.jit.save(
+            paddle.jit.to_static(model, full_graph=True),
+            path,
+            input_spec=[paddle.static.InputSpec([None, 4], "float64", "x")],
+        )
+        loaded = paddle.jit.load(path)
+        loaded.train()
+        paddle.seed(5)
+        want = _train(_GatedModel())
+        got = _train(loaded)
+    finally:
+        paddle.set_default_dtype("float32")
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    assert len(want[2]) == 1
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-12)
+
+
+class RecordsItsThread(Tanh):
+    """Records the thread its ``backward`` runs on, and recomputes with
+    ``paddle.grad`` (eager autograd nested in the backward pass)."""
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        LOG.append(threading.current_thread() is threading.main_thread())
+        with paddle.enable_grad():
+            x2 = x.detach()
+            x2.stop_gradient = False
+            (dx,) = paddle.grad([paddle.tanh(x2)], [x2], [dy])
+        return dx
+
+
+@pytest.mark.parametrize("mode", ["ast", "static"])
+def test_run_time_backward_runs_on_the_thread_of_the_backward_pass(mode):
+    """As in eager, the nested autograd of a run-time ``backward`` runs on
+    the thread that runs the backward pass (on an executor thread it could
+    crash the process)."""
+    f = _apply(RecordsItsThread)
+    want = _run(f)
+    got = (
+        _run(paddle.jit.to_static(f, full_graph=True))
+        if mode == "ast"
+        else _run_static(RecordsItsThread)
+    )
+    assert want[1][:3] == [True, True, True]
+    _assert_same(got, want)
+
+
+def test_ast_backward_no_input_gets_a_gradient_through_is_a_clear_error():
+    """Every input's gradient is a literal None: a to_static call runs no
+    backward program, so a run-time ``backward`` (or hook) would silently
+    not run, where eager runs it: a clear error at the call."""
+
+    def f(x):
+        return (LogsAndGivesNone.apply(x) * 3.0).sum()
+
+    LOG.clear()
+    x = paddle.to_tensor(np.ones((2, 4)), stop_gradient=False)
+    f(x).backward()
+    assert len(LOG) == 1 and x.grad is None  # eager
+    with pytest.raises(
+        NotImplementedError,
+        match="PyLayer LogsAndGivesNone, which calls `LOG.append`, would "
+        "never run under to_static",
+    ):
+        paddle.jit.to_static(f, full_graph=True)(x)
+
+
+class RecomputesThroughALoggingLayer(PyLayer):
+    """Its ``backward`` applies a layer whose ``backward`` logs, and
+    differentiates it with ``paddle.grad``."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        with paddle.enable_grad():
+            x2 = x.detach()
+            x2.stop_gradient = False
+            (g,) = paddle.grad([LogsGradientSum.apply(x2)], [x2], [dy])
+        return g * 2.0
+
+
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_logging_layer_in_another_layers_backward(full_graph):
+    """The outer layer's ``backward`` applies a logging layer: its effect
+    is the outer layer's (SOT runs the outer layer eagerly; AST runs its
+    ``backward`` at run time, the inner layer eagerly in it), eager's
+    gradient and log. (AST traced the outer ``backward`` and aborted the
+    process.)"""
+
+    def f(x):
+        return (RecomputesThroughALoggingLayer.apply(x) * 3.0).sum()
+
+    xs = [np.random.default_rng(b).standard_normal((b, 4)) for b in (2, 3)]
+    want = _runs(f, xs)
+    assert len(want[1]) == 2
+    got = _runs(paddle.jit.to_static(f, full_graph=full_graph), xs)
+    _assert_same(got, want)

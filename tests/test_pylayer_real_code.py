@@ -24,7 +24,6 @@ from conftest import (
     paddle_inference,
     random_inputs,
     run_eager,
-    run_static_program,
     run_to_static,
 )
 from paddle.autograd import PyLayer
@@ -241,9 +240,10 @@ def test_grad_of_detached_copy_in_a_hook():
         )
 
 
-def test_recompute_by_backward_pass(sot_env):
-    """A backward that runs a backward pass: SOT runs the PyLayer eagerly
-    (one graph break, eager's gradients), AST says why it cannot."""
+def test_recompute_by_backward_pass_sot(sot_env):
+    """A backward that runs a backward pass (``paddle.autograd.backward``,
+    as ``RecomputeFunction`` does): SOT runs the PyLayer eagerly (one graph
+    break), with eager's gradients."""
     fn = _recompute_by_backward
     inputs = random_inputs([2, 3])
     want_out, want_grads = run_eager(fn, inputs)
@@ -251,11 +251,58 @@ def test_recompute_by_backward_pass(sot_env):
     np.testing.assert_allclose(got_out, want_out, rtol=1e-12)
     np.testing.assert_allclose(got_grads[0], want_grads[0], rtol=1e-12)
     assert any("paddle.autograd.backward" in r for r in graph_breaks())
-    for runner in (run_to_static, run_static_program):
-        with pytest.raises(
-            NotImplementedError, match="calls `paddle.autograd.backward`"
-        ):
-            runner(fn, inputs)
+
+
+def test_recompute_by_backward_pass(static_runner):
+    """The same under AST and in static programs: the program runs
+    ``backward`` at every backward in a run-time op, eager's gradients."""
+    assert_same_as_eager(
+        _recompute_by_backward, random_inputs([2, 3]), static_runner
+    )
+
+
+class _RecomputedMLP(paddle.nn.Layer):
+    """A Layer whose hidden block is recomputed in backward by a backward
+    pass, trained with SGD."""
+
+    def __init__(self):
+        super().__init__()
+        self.inp = paddle.nn.Linear(3, 4)
+        self.out = paddle.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.out(RecomputeByBackward.apply(self.inp(x)))
+
+
+def _train_recomputed(model, steps=(2, 3, 4)):
+    opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+    losses = []
+    for batch in steps:
+        x = paddle.to_tensor(
+            np.random.default_rng(batch).standard_normal((batch, 3))
+        )
+        loss = (model(x) ** 2).mean()
+        loss.backward()
+        opt.step()
+        opt.clear_grad()
+        losses.append(float(loss))
+    return losses, [p.numpy() for p in model.parameters()]
+
+
+def test_layer_recomputing_by_a_backward_pass_trains_as_in_eager():
+    paddle.set_default_dtype("float64")
+    try:
+        paddle.seed(7)
+        eager = _RecomputedMLP()
+        paddle.seed(7)
+        ast = paddle.jit.to_static(_RecomputedMLP(), full_graph=True)
+        want = _train_recomputed(eager)
+        got = _train_recomputed(ast)
+    finally:
+        paddle.set_default_dtype("float32")
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-12)
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
 def test_straight_through_estimator(static_runner):

@@ -1407,3 +1407,42 @@ def test_hook_on_value_without_gradient_does_not_run(static_runner):
         return x * 3.0
 
     assert_same_as_eager(f, random_inputs([3]), static_runner)
+
+
+def _hook_reading(t, v):
+    t.register_hook(lambda g: g * v)
+
+
+def test_hook_result_whose_static_shape_has_an_unknown_dimension():
+    """A compiled hook ``g * v``, ``v`` a slice of an input with an unknown
+    first dimension: its result's static shape is [-1, 4] for a gradient
+    of [1, 4], the same at run time; eager's gradient at each batch size
+    (it was refused when the backward was built)."""
+    b = np.random.default_rng(2).standard_normal([1, 4])
+    feeds = [np.random.default_rng(n).standard_normal([n, 4]) for n in (3, 5)]
+    want = []
+    for a in feeds:
+        y = paddle.to_tensor(b, stop_gradient=False)
+        t = paddle.tanh(y)
+        _hook_reading(t, paddle.to_tensor(a)[1:2])
+        (t * 2.0).sum().backward()
+        want.append(y.grad.numpy())
+    paddle.enable_static()
+    try:
+        main = paddle.static.Program()
+        with paddle.static.program_guard(main):
+            x = paddle.static.data("x", [-1, 4], "float64")
+            y = paddle.static.data("y", [1, 4], "float64")
+            y.stop_gradient = False
+            t = paddle.tanh(y)
+            _hook_reading(t, x[1:2])
+            (gy,) = paddle.static.gradients([(t * 2.0).sum()], [y])
+        exe = paddle.static.Executor(paddle.CPUPlace())
+        got = [
+            exe.run(main, feed={"x": a, "y": b}, fetch_list=[gy])[0]
+            for a in feeds
+        ]
+    finally:
+        paddle.disable_static()
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)

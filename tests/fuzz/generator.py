@@ -252,6 +252,18 @@ class Generator:
         if saved:
             lhs = ss[0] + "," if len(ss) == 1 else ", ".join(ss)
             L.append(f"        {lhs} = ctx.saved_tensor()")
+        # Some backward functions have Python effects, which eager runs at
+        # every backward: a store (logged, compared with eager's) or, for a
+        # recomputation, a backward pass (`RecomputeFunction`'s way); static
+        # graphs run them at run time, SOT eagerly. Not in programs
+        # differentiated twice (a run-time backward cannot be). Their own
+        # Random: the rest of a program is drawn as without them.
+        effects = random.Random(f"{self.seed!r}-pylayer-effects-{name}")
+        effectful = not self.double and effects.random() < 0.3
+        if effectful:
+            L.append(f'        LOG.append(("sum", float({douts[0]}.sum())))')
+            # SOT breaks the graph at the layer and runs it eagerly
+            self.sot_breaks = True
         grads = []
         for i in range(n_in):
             if n_in > 1 and self.r.random() < 0.2 or self.r.random() < 0.05:
@@ -276,6 +288,18 @@ class Generator:
                     L.append(f"        if {m}.ndim:")
                     L.append(f"            {m}[paddle.abs({d}) > 1.0] = 0.0")
                     terms.append(m)
+                elif factor == "re" and effectful and effects.random() < 0.5:
+                    # recomputation by a backward pass into `.grad`
+                    q = f"q{len(L)}"
+                    L += [
+                        "        with paddle.enable_grad():",
+                        f"            {q}a = ({s} * 1.0).detach()",
+                        f"            {q}a.stop_gradient = False",
+                        f"            {q}y = paddle.tanh({q}a) * {q}a",
+                        f"            paddle.autograd.backward([{q}y], [{d}])",
+                        f"        {q} = {q}a.grad",
+                    ]
+                    terms.append(q)
                 elif factor == "re":
                     # recomputation: `backward` runs autograd on a detached
                     # copy of a saved tensor, used twice (of a copy of it:

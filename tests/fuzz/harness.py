@@ -283,6 +283,10 @@ BY_DESIGN_ERRORS = [
     # jit.load: a hook reading a variable an AST `if` branch defines and the
     # other does not holds an `UndefinedVar` (docs/status.md).
     (("saved",), ("but got UndefinedVar",)),
+    # A run-time hook or PyLayer backward in a to_static program that gives
+    # no input or parameter a gradient: no backward program runs
+    # (docs/status.md).
+    (("ast", "sot", "saved"), ("would never run under to_static",)),
 ]
 
 

@@ -45,6 +45,24 @@ class LogsThroughBase(LogsGradient):
         return LogsGradient.backward(ctx, dy)
 
 
+class RecomputeByBackwardPass(PyLayer):
+    """Recomputation as ``RecomputeFunction`` does it: a backward pass."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return paddle.tanh(x) * x
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        with paddle.enable_grad():
+            x2 = x.detach()
+            x2.stop_gradient = False
+            paddle.autograd.backward([paddle.tanh(x2) * x2], [dy])
+        return x2.grad
+
+
 def apply(layer):
     def fn(x):
         return (layer.apply(x * 2.0) * 3.0).sum()
@@ -52,26 +70,76 @@ def apply(layer):
     return fn
 
 
+def run(fn):
+    """Outputs, input gradients and the stores over batch sizes 2, 3, 5."""
+    LOG.clear()
+    results = []
+    for batch in (2, 3, 5):
+        x = paddle.to_tensor(
+            np.random.default_rng(batch).standard_normal((batch, 4)),
+            stop_gradient=False,
+        )
+        out = fn(x)
+        out.backward()
+        results.append((out.numpy(), x.grad.numpy()))
+    return results, list(LOG)
+
+
 class TestPyLayerPythonEffects(Dy2StTestBase):
-    """A PyLayer whose backward stores into a global: eager stores at every
-    backward, a static graph would store one symbolic value when it builds
-    the program: a clear error under AST."""
+    """A PyLayer whose backward stores into a global or runs a backward
+    pass: eager runs it at every backward, with Tensors; so does the
+    program under AST, in a run-time op."""
+
+    def check(self, layer):
+        want_results, want_log = run(apply(layer))
+        got_results, got_log = run(paddle.jit.to_static(apply(layer)))
+        for (go, gg), (wo, wg) in zip(got_results, want_results):
+            np.testing.assert_allclose(go, wo, rtol=1e-12)
+            np.testing.assert_allclose(gg, wg, rtol=1e-12)
+        np.testing.assert_allclose(got_log, want_log, rtol=1e-12)
+        self.assertEqual(len(got_log), len(want_log))
 
     @test_ast_only
     @test_pir_only
-    def test_ast_backward_with_effects_is_an_error(self):
-        fn = paddle.jit.to_static(apply(LogsGradient))
-        x = paddle.to_tensor(np.ones([2, 4]), stop_gradient=False)
-        with self.assertRaisesRegex(NotImplementedError, 'LOG.append'):
-            fn(x).backward()
+    def test_backward_with_a_store_runs_at_every_backward(self):
+        self.check(LogsGradient)
 
     @test_ast_only
     @test_pir_only
     def test_effect_in_the_base_class_backward_is_found(self):
-        fn = paddle.jit.to_static(apply(LogsThroughBase))
-        x = paddle.to_tensor(np.ones([2, 4]), stop_gradient=False)
-        with self.assertRaisesRegex(NotImplementedError, 'LOG.append'):
-            fn(x).backward()
+        self.check(LogsThroughBase)
+
+    @test_ast_only
+    @test_pir_only
+    def test_backward_running_a_backward_pass(self):
+        self.check(RecomputeByBackwardPass)
+
+    @test_ast_only
+    @test_pir_only
+    def test_backward_runs_only_when_a_gradient_reaches_the_layer(self):
+        # Its output feeds one branch of a tensor-dependent `if`: eager
+        # runs `backward` only when that branch ran.
+        def fn(x):
+            y = LogsGradient.apply(x * 2.0)
+            out = paddle.static.nn.cond(
+                x.sum() > 0, lambda: y * 3.0, lambda: x * 5.0
+            )
+            return out.sum()
+
+        static_fn = paddle.jit.to_static(fn)
+        for sign, calls in ((-1.0, 0), (1.0, 1)):
+            got = []
+            for f in (fn, static_fn):
+                LOG.clear()
+                x = paddle.to_tensor(
+                    sign * np.abs(np.random.default_rng(3).random((3, 4))),
+                    stop_gradient=False,
+                )
+                f(x).backward()
+                got.append((x.grad.numpy(), list(LOG)))
+            np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-12)
+            np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12)
+            self.assertEqual(len(got[1][1]), calls)
 
 
 if __name__ == '__main__':

@@ -86,6 +86,40 @@ class TestPirValueRegisterHook(unittest.TestCase):
 
         self.check(fn)
 
+    def test_hook_result_with_an_unknown_dimension(self):
+        # `g * v`, where `v` slices an input whose first dimension is
+        # unknown, has the static shape [-1, 4] for a gradient of [1, 4]:
+        # both are [1, 4] at run time, as in eager.
+        a = np.random.default_rng(1).standard_normal([3, 4])
+        b = np.random.default_rng(2).standard_normal([1, 4])
+
+        def register(t, v):
+            t.register_hook(lambda g: g * v)
+
+        x = paddle.to_tensor(a)
+        y = paddle.to_tensor(b, stop_gradient=False)
+        t = paddle.tanh(y)
+        register(t, x[1:2])
+        (t * 2.0).sum().backward()
+        want = y.grad.numpy()
+        paddle.enable_static()
+        try:
+            main = paddle.static.Program()
+            with paddle.static.program_guard(main):
+                x = paddle.static.data('x', [-1, 4], 'float64')
+                y = paddle.static.data('y', [1, 4], 'float64')
+                y.stop_gradient = False
+                t = paddle.tanh(y)
+                v = x[1:2]
+                self.assertEqual(list(v.shape), [-1, 4])
+                register(t, v)
+                (gy,) = paddle.static.gradients([(t * 2.0).sum()], [y])
+            exe = paddle.static.Executor(paddle.CPUPlace())
+            (got,) = exe.run(main, feed={'x': a, 'y': b}, fetch_list=[gy])
+        finally:
+            paddle.disable_static()
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+
 
 if __name__ == '__main__':
     unittest.main()
