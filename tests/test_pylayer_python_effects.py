@@ -194,28 +194,34 @@ def test_ast_runs_a_backward_with_python_effects_at_every_backward(name):
     _assert_same(got, want)
 
 
-def _run_static(layer):
-    """One static program (batch dimension unknown), run at batch sizes 2,
-    3 and 5: outputs, input gradients and the stores."""
+def _static_runs(fn, xs):
+    """One static program of ``fn`` (batch dimension unknown), run at each
+    input of ``xs``: outputs and input gradients."""
     results = []
-    LOG.clear()
-    CACHE.clear()
     paddle.enable_static()
     try:
         main = paddle.static.Program()
         with paddle.static.program_guard(main):
             x = paddle.static.data("x", [-1, 4], "float64")
             x.stop_gradient = False
-            out = _apply(layer)(x)
+            out = fn(x)
             (gx,) = paddle.static.gradients([out], [x])
         exe = paddle.static.Executor(paddle.CPUPlace())
-        for batch in (2, 3, 5):
-            a = np.random.default_rng(batch).standard_normal((batch, 4))
+        for a in xs:
             o, g = exe.run(main, feed={"x": a}, fetch_list=[out, gx])
             results.append((o, g))
     finally:
         paddle.disable_static()
-    return results, _log_items(LOG)
+    return results
+
+
+def _run_static(layer):
+    """``_apply(layer)`` as one static program, run at batch sizes 2, 3 and
+    5: outputs, input gradients and the stores."""
+    LOG.clear()
+    CACHE.clear()
+    xs = [np.random.default_rng(b).standard_normal((b, 4)) for b in (2, 3, 5)]
+    return _static_runs(_apply(layer), xs), _log_items(LOG)
 
 
 @pytest.mark.parametrize(
@@ -320,22 +326,9 @@ def test_ast_backward_runs_only_when_the_branch_using_it_ran():
 
 def test_static_program_backward_runs_only_when_the_branch_using_it_ran():
     want = _runs(_branch, _signed_inputs())
-    results = []
     LOG.clear()
-    paddle.enable_static()
-    try:
-        main = paddle.static.Program()
-        with paddle.static.program_guard(main):
-            x = paddle.static.data("x", [-1, 4], "float64")
-            x.stop_gradient = False
-            out = _branch(x)
-            (gx,) = paddle.static.gradients([out], [x])
-        exe = paddle.static.Executor(paddle.CPUPlace())
-        for a in _signed_inputs():
-            results.append(tuple(exe.run(main, {"x": a}, [out, gx])))
-    finally:
-        paddle.disable_static()
-    _assert_same((results, list(LOG)), want)
+    got = _static_runs(_branch, _signed_inputs())
+    _assert_same((got, list(LOG)), want)
 
 
 @pytest.mark.parametrize("n", [0, 2])
