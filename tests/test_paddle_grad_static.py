@@ -315,3 +315,82 @@ def test_input_without_gradient_is_eagers_error(mode):
             x, w
         ).numpy()
     np.testing.assert_allclose(got, want)
+
+
+def _fgsm_step(model, x, y, log):
+    """Adversarial training (FGSM): the clean loss is logged (``float``: a
+    graph break under SOT) between the loss and its ``paddle.grad``."""
+    x.stop_gradient = False
+    clean = ((model(x) - y) ** 2).mean()
+    log.append(float(clean))
+    (g,) = paddle.grad([clean], [x], retain_graph=True)
+    x_adv = x + 0.125 * paddle.sign(g)
+    return clean + ((model(x_adv) - y) ** 2).mean()
+
+
+def _train_fgsm(mode):
+    paddle.seed(0)
+    model = Critic().to(dtype="float64")
+    opt = paddle.optimizer.SGD(0.05, parameters=model.parameters())
+    log = []
+
+    def step(x, y):
+        return _fgsm_step(model, x, y, log)
+
+    if mode != "eager":
+        step = paddle.jit.to_static(step, full_graph=False)
+    out = []
+    for batch in BATCHES:
+        rng = np.random.default_rng(batch)
+        x = paddle.to_tensor(rng.standard_normal((batch, 3)))
+        y = paddle.to_tensor(rng.standard_normal((batch, 1)))
+        loss = step(x, y)
+        loss.backward()
+        out += [loss.numpy()] + [p.grad.numpy() for p in model.parameters()]
+        opt.step()
+        opt.clear_grad()
+    return out, log
+
+
+@pytest.mark.usefixtures("sot_env", "fresh_sot_cache")
+@pytest.mark.parametrize("min_graph_size", ["0", "10"])
+def test_adversarial_training_after_a_graph_break_is_eagers(
+    monkeypatch, min_graph_size
+):
+    """SOT: the loss is computed before a graph break, so the graph after
+    it receives the loss and ``x`` as two unrelated inputs; eager's
+    ``paddle.grad`` differentiates through the graph before the break."""
+    monkeypatch.setenv("MIN_GRAPH_SIZE", min_graph_size)
+    want, want_log = _train_fgsm("eager")
+    got, got_log = _train_fgsm("sot")
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(got_log, want_log, rtol=1e-12)
+    assert any("paddle.grad runs eagerly" in r for r in graph_breaks())
+
+
+def _grad_of_a_tensor_computed_outside(z, x):
+    y = z * 3.0
+    (g,) = paddle.grad([y.sum()], [x], allow_unused=True)
+    return paddle.zeros_like(x) if g is None else g
+
+
+@pytest.mark.usefixtures("sot_env", "fresh_sot_cache")
+def test_paddle_grad_of_an_input_eager_computed():
+    """The graph's input ``z`` is ``x * 2`` computed eagerly in one call and
+    a leaf in another: eager's gradient in both, in either order (code
+    compiled for a leaf ``z`` does not serve a ``z`` with a history)."""
+    fn = paddle.jit.to_static(_grad_of_a_tensor_computed_outside)
+    rng = np.random.default_rng(5)
+    for leaf in (True, False, True, False):
+        x = paddle.to_tensor(rng.standard_normal((4, 3)), stop_gradient=False)
+        if leaf:
+            z = paddle.to_tensor(
+                rng.standard_normal((4, 3)), stop_gradient=False
+            )
+        else:
+            z = x * 2.0
+        want = _grad_of_a_tensor_computed_outside(z, x).numpy()
+        got = fn(z, x).numpy()
+        np.testing.assert_array_equal(got, want)
+    assert any("paddle.grad runs eagerly" in r for r in graph_breaks())
