@@ -4,10 +4,11 @@ list every test whose outcome differs.
     scripts/compare-paddle-tests.py --stock PYTHON [--patched PYTHON]
         [--timeout SECONDS] [--junit-dir DIR] TESTS_ROOT [FILE ...]
 
-TESTS_ROOT holds test files in Paddle's layout (``test/<dir>/test_*.py`` and
-the helper modules they import); FILEs (paths under TESTS_ROOT) default to
-every ``test/*/test_*.py`` there. ``--stock`` is an interpreter with the stock
-``paddlepaddle==3.3.1`` and pytest, ``--patched`` one with this wheel (default
+TESTS_ROOT holds test files in Paddle's layout (``test/<dir>/test_*.py``,
+``test/ir/pir/test_*.py``, and the helper modules they import); FILEs (paths
+under TESTS_ROOT) default to every ``test/**/test_*.py`` there.
+``--stock`` is an interpreter with the stock ``paddlepaddle==3.3.1`` and
+pytest, ``--patched`` one with this wheel (default
 ``.venv/bin/python``). Each file runs in its own process per wheel, from its
 directory, with the environment Paddle's CMake gives that directory (as
 ``scripts/upstream.py`` does); outcomes come from pytest's JUnit XML.
@@ -131,10 +132,10 @@ def main():
     files = (
         [root / f for f in args.files]
         if args.files
-        else sorted(root.glob("test/*/test_*.py"))
+        else sorted(root.glob("test/**/test_*.py"))
     )
     if not files:
-        die(f"no test/<dir>/test_*.py under {root}")
+        die(f"no test/**/test_*.py under {root}")
     for f in files:
         if not f.is_file():
             die(f"{f} is no file")

@@ -193,6 +193,46 @@ def test_parameter_created_in_function_ast_is_a_clear_error():
         _parameter("ast")
 
 
+class _MultiMethodNet(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.first = paddle.nn.Linear(3, 2)
+        self.second = paddle.nn.Linear(3, 2)
+        self.scale = paddle.to_tensor([0.5])
+
+    def forward(self, x):
+        return self.first(x)
+
+    def forward_no_param(self, x):
+        return x * 2.0
+
+    def forward_general(self, x):
+        return self.first(x) + self.second(x) * self.scale
+
+
+def test_jit_loaded_methods_run_as_saved(tmp_path):
+    """A `jit.load`ed program names its parameters apart from the Tensors
+    loaded for them (`linear_0.b_0_0` for `linear_0.b_0_1`): each converted
+    method of the loaded model runs and gives the saved model's output, and
+    the check for a parameter created in the function (above) does not
+    take them for new ones (Paddle's test_jit_save_load.py,
+    TestJitSaveLoadMultiMethods)."""
+    net = paddle.jit.to_static(_MultiMethodNet(), full_graph=True)
+    for name in ("forward_no_param", "forward_general"):
+        method = paddle.jit.to_static(getattr(net, name), full_graph=True)
+        setattr(net, name, method)
+    x = paddle.to_tensor(np.random.default_rng(0).standard_normal((2, 3)))
+    x = x.astype("float32")
+    names = ("forward", "forward_no_param", "forward_general")
+    want = {name: getattr(net, name)(x).numpy() for name in names}
+    paddle.jit.save(net, str(tmp_path / "model"))
+    loaded = paddle.jit.load(str(tmp_path / "model"))
+    for name in names:
+        np.testing.assert_array_equal(
+            getattr(loaded, name)(x).numpy(), want[name]
+        )
+
+
 def test_created_leaf_in_static_program():
     """In a static program the leaf's gradient is asked for by name."""
 

@@ -12,6 +12,8 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
+import os
+import tempfile
 import unittest
 
 import numpy as np
@@ -63,6 +65,19 @@ class LeafProbe(paddle.nn.Layer):
 
 def grads(*tensors):
     return [None if t.grad is None else t.grad.numpy() for t in tensors]
+
+
+class MultiMethodNet(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.first = paddle.nn.Linear(3, 2)
+        self.second = paddle.nn.Linear(3, 2)
+
+    def forward(self, x):
+        return self.first(x)
+
+    def forward_general(self, x):
+        return self.first(x) + self.second(x) * 0.5
 
 
 class TestCreatedLeafGrad(Dy2StTestBase):
@@ -147,6 +162,24 @@ class TestCreatedLeafGrad(Dy2StTestBase):
             NotImplementedError, 'creates the parameter'
         ):
             self.run_creates_parameter(paddle.jit.to_static(creates_parameter))
+
+    @test_ast_only
+    @test_pir_only
+    def test_jit_loaded_methods_run(self):
+        # a `jit.load`ed program names its parameters apart from the
+        # Tensors loaded for them: they are not parameters it creates
+        net = paddle.jit.to_static(MultiMethodNet(), full_graph=True)
+        net.forward_general = paddle.jit.to_static(
+            net.forward_general, full_graph=True
+        )
+        x = paddle.ones([2, 3])
+        want = [net(x).numpy(), net.forward_general(x).numpy()]
+        with tempfile.TemporaryDirectory() as tmp:
+            paddle.jit.save(net, os.path.join(tmp, 'model'))
+            loaded = paddle.jit.load(os.path.join(tmp, 'model'))
+            got = [loaded(x).numpy(), loaded.forward_general(x).numpy()]
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
 
     @test_pir_only
     def test_stop_gradient_read_after_it_is_set(self):
