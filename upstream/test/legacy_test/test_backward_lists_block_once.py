@@ -15,7 +15,6 @@
 import unittest
 
 import paddle
-from paddle.autograd.backward_utils import BlockEnd
 
 
 class CountBlockOps:
@@ -72,6 +71,8 @@ class TestBackwardListsBlockOnce(unittest.TestCase):
         )
 
     def test_block_end_gives_the_appended_ops(self):
+        from paddle.autograd.backward_utils import BlockEnd
+
         main = paddle.static.Program()
         with paddle.static.program_guard(main):
             x, loss = chain(3)
