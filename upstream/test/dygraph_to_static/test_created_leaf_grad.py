@@ -162,10 +162,6 @@ class TestCreatedLeafGrad(Dy2StTestBase):
             NotImplementedError, 'creates the parameter'
         ):
             self.run_creates_parameter(paddle.jit.to_static(creates_parameter))
-
-    @test_ast_only
-    @test_pir_only
-    def test_jit_loaded_methods_run(self):
         # a `jit.load`ed program names its parameters apart from the
         # Tensors loaded for them: they are not parameters it creates
         net = paddle.jit.to_static(MultiMethodNet(), full_graph=True)
