@@ -100,16 +100,55 @@ def test_ast_reports_each_hook_and_pylayer(collect):
     }
 
 
-def test_sot_reports_its_graph_break_and_the_rest(collect):
+def test_sot_reports_what_ast_reports(collect):
+    """The logging layer stays in SOT's graph, its ``backward`` at run
+    time."""
     want = _run(fn)
     got = _run(paddle.jit.to_static(fn))
+    np.testing.assert_allclose(got[0], want[0])
+    assert got[1] == want[1]
+    assert _decisions() == {
+        ("hook", "halve", "compiled into the program", "pure tensor math"),
+        ("hook", "log_shape", "runs at run time", "it reads the global `LOG`"),
+        (
+            "PyLayer",
+            "backward",
+            "compiled into the program",
+            "no Python effect",
+        ),
+        ("PyLayer", "backward", "runs at run time", "it calls `LOG.append`"),
+    }
+
+
+class LogsForward(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        LOG.append(x.shape)
+        return x * 2.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * 2.0
+
+
+def fn_logging_forward(x):
+    y = Doubles.apply(x) * 1.5
+    y.register_hook(halve)
+    z = LogsForward.apply(y) + 1.0
+    z.register_hook(log_shape)
+    return z.sum()
+
+
+def test_sot_reports_its_graph_break_and_the_rest(collect):
+    want = _run(fn_logging_forward)
+    got = _run(paddle.jit.to_static(fn_logging_forward))
     np.testing.assert_allclose(got[0], want[0])
     assert got[1] == want[1]
     decisions = _decisions()
     breaks = [d for d in decisions if d[2] == "breaks the graph"]
     assert len(breaks) == 1
     assert breaks[0][0] == "PyLayer"
-    assert "`LogsGradient.backward` calls `LOG.append`" in breaks[0][3]
+    assert "`LogsForward.forward` calls `LOG.append`" in breaks[0][3]
     assert (
         "PyLayer",
         "backward",

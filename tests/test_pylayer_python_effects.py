@@ -5,13 +5,14 @@ Eager Paddle runs ``forward`` and ``backward`` at every call, with Tensors. A
 static graph runs their Python code once, while it builds the program, with
 symbolic values, unless it runs them at run time. So:
 
-- SOT breaks the graph at such a layer and runs it eagerly (stock SOT did so
-  at every PyLayer): the stores and the gradients are eager's, at every call
-  and batch size;
-- AST (``full_graph=True``) and plain static programs run such a
+- AST (``full_graph=True``), SOT and plain static programs run such a
   ``backward`` at every backward, with Tensors, in a run-time op: eager's
   stores and gradients (a ``forward`` runs when traced, like any Python
-  code of a converted function);
+  code of a converted function); SOT keeps the layer in its graph;
+- SOT breaks the graph at a layer whose ``forward`` has such a store, and
+  at one whose run-time ``backward`` might pass no gradient on to an input
+  of the graph (a compiled graph then runs no backward), and runs it
+  eagerly (stock SOT did so at every PyLayer);
 - a layer with no such store is still compiled (0 graph breaks), also when
   its ``backward`` re-runs the forward under ``paddle.enable_grad()`` and
   calls ``paddle.grad`` (activation recomputation).
@@ -170,16 +171,179 @@ def _assert_same(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-12)
 
 
-@pytest.mark.parametrize("name", sorted(EFFECTFUL))
-def test_sot_runs_a_layer_with_python_effects_eagerly(name):
+@pytest.mark.parametrize(
+    "name", sorted(n for n in EFFECTFUL if n != "logs_forward")
+)
+def test_sot_runs_a_backward_with_python_effects_in_the_graph(name):
+    """Its stores happen at every backward, with Tensors, as in eager, and
+    the layer stays in the graph (SOT broke the graph at it)."""
     layer = EFFECTFUL[name]
     want = _run(_apply(layer))
     got = _run(paddle.jit.to_static(_apply(layer)))
     _assert_same(got, want)
-    method = "forward" if name == "logs_forward" else "backward"
+    assert graph_breaks() == []
+
+
+def test_sot_runs_a_layer_whose_forward_has_python_effects_eagerly():
+    want = _run(_apply(LogsForward))
+    got = _run(paddle.jit.to_static(_apply(LogsForward)))
+    _assert_same(got, want)
     reasons = graph_breaks()
     assert reasons, "the layer was compiled"
-    assert all(f"`{layer.__name__}.{method}`" in r for r in reasons)
+    assert all("`LogsForward.forward`" in r for r in reasons)
+
+
+class Halves(PyLayer):
+    """No effect; its ``backward`` gives its input no gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 0.5
+
+    @staticmethod
+    def backward(ctx, dy):
+        return None
+
+
+@pytest.mark.parametrize("plus_x", [False, True])
+def test_sot_runs_a_backward_that_might_pass_no_gradient_on_eagerly(plus_x):
+    """The logging layer's input comes from a layer whose ``backward``
+    returns None, or it returns None itself: a compiled graph whose inputs
+    get no gradient runs no backward, so SOT runs the logging layer
+    eagerly, eager's log at every backward (with the layer in the graph:
+    a clear error, as under AST, where eager runs it)."""
+
+    def through_halves(x):
+        out = (LogsGradientSum.apply(Halves.apply(x)) * 3.0).sum()
+        return out + (x * x).sum() if plus_x else out
+
+    def gives_none(x):
+        out = (LogsAndGivesNone.apply(x) * 3.0).sum()
+        return out + (x * x).sum() if plus_x else out
+
+    def run(fn):
+        LOG.clear()
+        results = []
+        for batch in (2, 3, 5):
+            x = paddle.to_tensor(
+                np.random.default_rng(batch).standard_normal((batch, 4)),
+                stop_gradient=False,
+            )
+            out = fn(x)
+            out.backward()
+            grad = None if x.grad is None else x.grad.numpy()
+            results.append((out.numpy(), grad))
+        return results, list(LOG)
+
+    for f, layer in ((through_halves, "Halves"), (gives_none, "")):
+        want = run(f)
+        assert len(want[1]) == 3
+        got = run(paddle.jit.to_static(f))
+        assert len(got[0]) == len(want[0])
+        for (go, gg), (wo, wg) in zip(got[0], want[0]):
+            np.testing.assert_allclose(go, wo, rtol=1e-12)
+            assert (gg is None) == (wg is None)
+            if wg is not None:
+                np.testing.assert_allclose(gg, wg, rtol=1e-12)
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+        reasons = graph_breaks()
+        assert reasons and all("returns None" in r for r in reasons)
+        assert all(f"`{layer}`" in r for r in reasons if layer)
+
+
+ACTIVATIONS = {}
+
+
+class KeepsActivationGradient(PyLayer):
+    """Grad-CAM: keeps the gradient of the activations it passes on."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        ACTIVATIONS["grad"] = dy
+        return dy
+
+
+class _CamModel(paddle.nn.Layer):
+    def __init__(self):
+        super().__init__()
+        self.fc = paddle.nn.Linear(4, 5)
+        self.head = paddle.nn.Linear(5, 1)
+
+    def forward(self, x):
+        h = KeepsActivationGradient.apply(paddle.tanh(self.fc(x)))
+        return self.head(h)
+
+
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_model_keeping_activation_gradients_trains_as_in_eager(full_graph):
+    """SGD steps at batches 2, 4, 4, 8 (SOT goes dynamic): eager's losses,
+    parameters and kept gradients, with the layer in SOT's graph."""
+
+    def train(to_static):
+        paddle.seed(5)
+        model = _CamModel()
+        model.to(dtype="float64")
+        step = (
+            paddle.jit.to_static(model, full_graph=full_graph)
+            if (to_static)
+            else model
+        )
+        opt = paddle.optimizer.SGD(0.1, parameters=model.parameters())
+        losses, kept = [], []
+        for batch in (2, 4, 4, 8):
+            x = paddle.to_tensor(
+                np.random.default_rng(batch).standard_normal((batch, 4))
+            )
+            loss = (step(x) ** 2).mean()
+            loss.backward()
+            opt.step()
+            opt.clear_grad()
+            losses.append(float(loss))
+            kept.append(ACTIVATIONS.pop("grad").numpy())
+        return losses, kept, [p.numpy() for p in model.parameters()]
+
+    want = train(False)
+    got = train(True)
+    for g, w in zip(got, want):
+        for a, b in zip(g, w):
+            np.testing.assert_allclose(a, b, rtol=1e-10)
+    assert graph_breaks() == []
+
+
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_paddle_grad_through_a_logging_layer_in_the_function(full_graph):
+    """``paddle.grad`` of the function runs the layer's ``backward`` in the
+    forward program: eager's gradient and log, and no error (AST said the
+    ``backward`` would never run, since no input gets a gradient from the
+    backward program)."""
+
+    def f(x):
+        y = x * 2.0
+        (g,) = paddle.grad([(LogsGradientSum.apply(y) * 3.0).sum()], [x])
+        return g
+
+    def run(fn):
+        LOG.clear()
+        results = []
+        for batch in (2, 3, 5):
+            x = paddle.to_tensor(
+                np.random.default_rng(batch).standard_normal((batch, 4)),
+                stop_gradient=False,
+            )
+            results.append(fn(x).numpy())
+        return results, list(LOG)
+
+    want = run(f)
+    assert len(want[1]) == 3
+    got = run(paddle.jit.to_static(f, full_graph=full_graph))
+    for g, w in zip(got[0], want[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    np.testing.assert_allclose(got[1], want[1], rtol=1e-12)
+    assert graph_breaks() == []
 
 
 @pytest.mark.parametrize(
@@ -351,13 +515,12 @@ def test_ast_backward_of_a_layer_in_a_loop_runs_at_each_pass():
     _assert_same(got, want)
 
 
-def test_ast_backward_does_not_run_for_an_output_the_caller_leaves():
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_backward_does_not_run_for_an_output_the_caller_leaves(full_graph):
     """The caller differentiates only the output that does not use the
     layer: eager never runs ``backward`` (the program fills the other
-    output's gradient with zeros). (SOT runs such a layer eagerly before
-    the graph that uses its output, and that graph's grad node gives the
-    layer zeros: its ``backward`` runs on them, as in stock Paddle;
-    docs/status.md.)"""
+    output's gradient with zeros). (SOT ran the layer eagerly, and the
+    graph's grad node gave it zeros: its ``backward`` ran on them.)"""
 
     def f(x):
         return (LogsGradientSum.apply(x * 2.0) * 3.0).sum(), (x * 5.0).sum()
@@ -375,7 +538,7 @@ def test_ast_backward_does_not_run_for_an_output_the_caller_leaves():
             results.append((outs[which].numpy(), x.grad.numpy()))
         return results, list(LOG)
 
-    static_f = paddle.jit.to_static(f, full_graph=True)
+    static_f = paddle.jit.to_static(f, full_graph=full_graph)
     for which in (1, 0):
         want = run(f, which)
         got = run(static_f, which)
@@ -732,10 +895,9 @@ class RecomputesThroughALoggingLayer(PyLayer):
 @pytest.mark.parametrize("full_graph", [False, True])
 def test_logging_layer_in_another_layers_backward(full_graph):
     """The outer layer's ``backward`` applies a logging layer: its effect
-    is the outer layer's (SOT runs the outer layer eagerly; AST runs its
-    ``backward`` at run time, the inner layer eagerly in it), eager's
-    gradient and log. (AST traced the outer ``backward`` and aborted the
-    process.)"""
+    is the outer layer's (its ``backward`` runs at run time, the inner
+    layer eagerly in it), eager's gradient and log. (AST traced the outer
+    ``backward`` and aborted the process.)"""
 
     def f(x):
         return (RecomputesThroughALoggingLayer.apply(x) * 3.0).sum()

@@ -141,6 +141,28 @@ class TestPyLayerPythonEffects(Dy2StTestBase):
             np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12)
             self.assertEqual(len(got[1][1]), calls)
 
+    @test_ast_only
+    @test_pir_only
+    def test_paddle_grad_of_the_function_runs_the_backward(self):
+        # `paddle.grad` in the function runs `backward` in the forward
+        # program, with no input getting a gradient from the backward one.
+        def fn(x):
+            y = LogsGradient.apply(x * 2.0)
+            (g,) = paddle.grad([(y * 3.0).sum()], [x])
+            return g
+
+        got = []
+        for f in (fn, paddle.jit.to_static(fn)):
+            LOG.clear()
+            x = paddle.to_tensor(
+                np.random.default_rng(4).standard_normal((3, 4)),
+                stop_gradient=False,
+            )
+            got.append((f(x).numpy(), list(LOG)))
+        np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-12)
+        np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12)
+        self.assertEqual(len(got[1][1]), 1)
+
 
 if __name__ == '__main__':
     unittest.main()
