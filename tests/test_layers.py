@@ -1,5 +1,6 @@
 """The series adds no import from ``paddle.autograd`` or ``paddle.base`` up
-into ``paddle.jit``, and no import cycle between two modules.
+into ``paddle.jit``, and no import cycle between two modules; the op
+attributes it writes are named in one module, ``paddle.base.op_attrs``.
 
 Both are counted on the source of the installed ``paddle`` (this wheel, or
 the dev tree with ``PADDLE_DEV_TREE``) against the stock wheel the build
@@ -126,3 +127,45 @@ def test_no_new_upward_import_nor_cycle():
     )
     new_cycles = sorted(_two_cycles(tree) - _two_cycles(stock))
     assert not new_cycles, f"import cycles the series adds: {new_cycles}"
+
+
+def _string_constants(source):
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    ]
+
+
+def test_op_attribute_names_are_defined_once():
+    """Each op attribute name in ``paddle.base.op_attrs``, and the name of
+    the `pylayer` op, is spelled there only: no other module of the tree
+    holds it as a string where the stock one did not (stock spells
+    ``"pd_op.pylayer"`` in some modules). The stock op names it reads
+    (``"cf.yield"``) stay spelled where stock code spells them too."""
+    from paddle.base import op_attrs
+
+    names = {
+        value: key
+        for key, value in vars(op_attrs).items()
+        if (key.endswith("_ATTR") or key == "PYLAYER_OP_NAME")
+        and isinstance(value, str)
+    }
+    assert "saved_values" in names and "pd_op.pylayer" in names
+    stock = Counter()
+    for source in _stock_sources().values():
+        stock.update(set(_string_constants(source)) & set(names))
+    spelled = {}
+    for path, source in _tree_sources().items():
+        if path == "paddle/base/op_attrs.py":
+            continue
+        for value in set(_string_constants(source)) & set(names):
+            spelled.setdefault(value, []).append(path)
+    more = {
+        names[v]: paths for v, paths in spelled.items() if len(paths) > stock[v]
+    }
+    assert not more, f"spelled outside paddle.base.op_attrs: {more}"
