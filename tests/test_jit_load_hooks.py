@@ -124,6 +124,27 @@ def test_loaded_model_saved_again_keeps_its_hooks(tmp_path):
     )
 
 
+def test_saving_again_replaces_the_hooks_a_file_kept(tmp_path):
+    """The process keeps the hooks of a saved file, for a ``jit.load`` in
+    it at any time, until the file is saved again: a checkpoint saved 20
+    times to one path keeps one set of hooks, and the last save loads with
+    its hooks (each save kept one more set)."""
+    from paddle.jit import tensor_hooks_saved
+
+    path = str(tmp_path / "m")
+    _save("log_activation", path)
+    kept = len(tensor_hooks_saved._saved_hooks)
+    for _ in range(20):
+        _save("log_activation", path)
+    assert len(tensor_hooks_saved._saved_hooks) == kept
+    loaded = paddle.jit.load(path)
+    loaded.train()
+    eager = _net("log_activation")
+    _assert_same(
+        _steps(loaded, loaded.parameters()), _steps(eager, eager.parameters())
+    )
+
+
 def _predictions(model):
     x = np.random.default_rng(3).standard_normal((3, 4))
     # stop_gradient=False: eager raises for a hook on an input that stops
