@@ -82,42 +82,23 @@ def _run(f):
     return x.grad.numpy(), list(LOG)
 
 
-def test_ast_reports_each_hook_and_pylayer(collect):
-    want = _run(fn)
-    got = _run(paddle.jit.to_static(fn, full_graph=True))
-    np.testing.assert_allclose(got[0], want[0])
-    assert got[1] == want[1]
-    assert _decisions() == {
-        ("hook", "halve", "compiled into the program", "pure tensor math"),
-        ("hook", "log_shape", "runs at run time", "it reads the global `LOG`"),
-        (
-            "PyLayer",
-            "backward",
-            "compiled into the program",
-            "no Python effect",
-        ),
-        ("PyLayer", "backward", "runs at run time", "it calls `LOG.append`"),
-    }
+# What each static path reports for ``fn``: the logging layer's
+# ``backward`` runs at run time, also under SOT, whose graph keeps it.
+FN_DECISIONS = {
+    ("hook", "halve", "compiled into the program", "pure tensor math"),
+    ("hook", "log_shape", "runs at run time", "it reads the global `LOG`"),
+    ("PyLayer", "backward", "compiled into the program", "no Python effect"),
+    ("PyLayer", "backward", "runs at run time", "it calls `LOG.append`"),
+}
 
 
-def test_sot_reports_what_ast_reports(collect):
-    """The logging layer stays in SOT's graph, its ``backward`` at run
-    time."""
+@pytest.mark.parametrize("full_graph", [True, False])
+def test_each_hook_and_pylayer_is_reported(collect, full_graph):
     want = _run(fn)
-    got = _run(paddle.jit.to_static(fn))
+    got = _run(paddle.jit.to_static(fn, full_graph=full_graph))
     np.testing.assert_allclose(got[0], want[0])
     assert got[1] == want[1]
-    assert _decisions() == {
-        ("hook", "halve", "compiled into the program", "pure tensor math"),
-        ("hook", "log_shape", "runs at run time", "it reads the global `LOG`"),
-        (
-            "PyLayer",
-            "backward",
-            "compiled into the program",
-            "no Python effect",
-        ),
-        ("PyLayer", "backward", "runs at run time", "it calls `LOG.append`"),
-    }
+    assert _decisions() == FN_DECISIONS
 
 
 class LogsForward(PyLayer):
