@@ -234,6 +234,48 @@ def test_sot_runs_a_backward_that_might_pass_no_gradient_on_eagerly(plus_x):
         assert all(f"`{layer}`" in r for r in reasons if layer)
 
 
+def test_sot_logging_layer_with_hooks_and_no_grad_calls_is_eagers():
+    """Under SOT the layer's run-time ``backward`` and a logging hook on
+    its input run in eager's order, with eager's values; a call under
+    ``paddle.no_grad()`` runs neither. No graph break."""
+
+    def f(x):
+        y = x * 2.0
+        if not y.stop_gradient:  # eager: no hook on what stops gradient
+            y.register_hook(lambda g: LOG.append(("hook", float(g.sum()))))
+        return (LogsGradientSum.apply(y) * 3.0).sum()
+
+    def run(fn):
+        LOG.clear()
+        results = []
+        for batch in (2, 3, 5):
+            x = paddle.to_tensor(
+                np.random.default_rng(batch).standard_normal((batch, 4)),
+                stop_gradient=False,
+            )
+            with paddle.no_grad():
+                results.append(fn(x).numpy())
+            out = fn(x)
+            out.backward()
+            results += [out.numpy(), x.grad.numpy()]
+        return results, list(LOG)
+
+    want = run(f)
+    got = run(paddle.jit.to_static(f))
+    for g, w in zip(got[0], want[0]):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert [type(v) for v in got[1]] == [type(v) for v in want[1]]
+    assert len(want[1]) == 6
+    for g, w in zip(got[1], want[1]):
+        assert np.allclose(
+            np.asarray(w[1] if isinstance(w, tuple) else w),
+            np.asarray(g[1] if isinstance(g, tuple) else g),
+            rtol=1e-12,
+        )
+        assert isinstance(g, tuple) == isinstance(w, tuple)
+    assert graph_breaks() == []
+
+
 ACTIVATIONS = {}
 
 
