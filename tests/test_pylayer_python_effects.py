@@ -18,6 +18,9 @@ symbolic values, unless it runs them at run time. So:
   calls ``paddle.grad`` (activation recomputation).
 """
 
+import logging
+import math
+import random
 import threading
 import types
 
@@ -110,6 +113,43 @@ class RecomputesSaved(Tanh):
         return dx
 
 
+class GradStats:
+    """Keeps the gradients a layer sees, as a monitoring object does."""
+
+    def __init__(self):
+        self.seen = LOG
+
+    def record(self, g):
+        self.seen.append(g)
+
+
+STATS = GradStats()
+
+
+class RecordsInObject(Tanh):
+    """Calls a method of a global object, which stores."""
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        STATS.record(dy)
+        return d_tanh(dy, x)
+
+
+def _log():
+    return LOG
+
+
+class StoresThroughCall(Tanh):
+    """Stores into an object a call returns."""
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        _log().append(dy)
+        return d_tanh(dy, x)
+
+
 class LogsForward(Tanh):
     @staticmethod
     def forward(ctx, x):
@@ -125,6 +165,8 @@ EFFECTFUL = {
     "caches_item": CachesItem,
     "logs_in_comprehension": LogsInComprehension,
     "recomputes_saved": RecomputesSaved,
+    "records_in_object": RecordsInObject,
+    "stores_through_call": StoresThroughCall,
     "logs_forward": LogsForward,
 }
 
@@ -140,7 +182,11 @@ def _log_items(log):
     """The stores, comparable across runs: numbers as they are, Tensors as
     arrays (a symbolic value has no array: the comparison fails)."""
     return [
-        np.asarray(v.numpy()) if isinstance(v, paddle.Tensor) else v
+        "a symbolic value"
+        if isinstance(v, paddle.pir.Value)
+        else np.asarray(v.numpy())
+        if isinstance(v, paddle.Tensor)
+        else v
         for v in log
     ] + [list(CACHE.get("shape", []))]
 
@@ -709,6 +755,50 @@ def test_recomputing_backward_is_compiled(full_graph):
     assert graph_breaks() == []
 
 
+class GradientNoise(PyLayer):
+    """Adds noise to the gradient it passes on, drawn with Python's
+    ``random`` (a C function, which the check cannot read) at each
+    backward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 1.0
+
+    @staticmethod
+    def backward(ctx, dy):
+        return dy * (1.0 + 0.1 * random.gauss(0.0, 1.0))
+
+
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_backward_calling_what_the_check_cannot_read_runs_at_every_backward(
+    full_graph,
+):
+    """A new draw at every backward, as in eager, at one batch size (a
+    compiled ``backward`` would keep the draw of the call that built it)."""
+
+    def f(x):
+        return (GradientNoise.apply(x * 2.0) * 3.0).sum()
+
+    def run(fn):
+        random.seed(7)
+        grads = []
+        for _ in range(3):
+            x = paddle.to_tensor(
+                np.random.default_rng(2).standard_normal((2, 4)),
+                stop_gradient=False,
+            )
+            fn(x).backward()
+            grads.append(x.grad.numpy())
+        return grads
+
+    want = run(f)
+    assert not np.allclose(want[0], want[1])
+    got = run(paddle.jit.to_static(f, full_graph=full_graph))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+    assert graph_breaks() == []
+
+
 # -- the bytecode check itself, on each kind of store --------------------------
 
 SHARED = types.SimpleNamespace(log=[], n=0)
@@ -753,6 +843,35 @@ def _module_attribute(ctx, dy):
     np.random.last = dy
 
 
+def _computed_key(ctx, dy):
+    i = 0
+    LOG[i + 1] = dy
+
+
+LOGGER = logging.getLogger("pylayer_python_effects")
+
+
+def _nested_calls(n):
+    """``_f0`` calls ``_f1`` ... calls ``_f{n-1}``, which stores."""
+    scope = {"LOG": LOG}
+    exec(
+        "def _f{0}(dy):\n    LOG.append(dy)\n".format(n - 1)
+        + "".join(
+            f"def _f{k}(dy):\n    return _f{k + 1}(dy)\n"
+            for k in range(n - 1)
+        ),
+        scope,
+    )
+    first = scope["_f0"]
+    return lambda ctx, dy: first(dy)
+
+
+def _pure_calls(ctx, dy):
+    n = len(dy.shape) + max(1, abs(-2)) + int(math.sqrt(4.0))
+    k = float(np.prod([2, 3])) + float(np.exp(0.0))
+    return tuple([dy * (n + k + sum(range(3)))])[0]
+
+
 def _locals_only(ctx, dy):
     grads = []
     grads.append(dy)
@@ -788,7 +907,7 @@ STORES = {
     ),
     "item of a global": (
         lambda ctx, dy: CACHE.__setitem__("k", dy),
-        None,  # a dunder call is not seen
+        "calls `CACHE.__setitem__`",
     ),
     "augmented item": (_augmented_item, "assigns an item of `CACHE`"),
     "augmented attribute": (
@@ -813,6 +932,29 @@ STORES = {
         "calls `LOG.append`",
     ),
     "locals, ctx, paddle functions, Tensor methods": (_locals_only, None),
+    # what the check cannot read counts as an effect
+    "C function": (
+        lambda ctx, dy: dy * random.random(),
+        "calls `random.random`, a call this check cannot read",
+    ),
+    "method of a global object": (
+        lambda ctx, dy: STATS.record(dy),
+        "calls `self.seen.append` (in `GradStats.record`)",
+    ),
+    "object a call returns": (
+        lambda ctx, dy: _log().append(dy),
+        "calls `.append` of an object this check cannot name",
+    ),
+    "item with a computed key": (_computed_key, "assigns an item of `LOG`"),
+    "logging": (
+        lambda ctx, dy: LOGGER.info("%s", dy),
+        "calls `LOGGER.info`, a function of `logging`, which writes",
+    ),
+    "calls nested deeper than 8": (
+        _nested_calls(10),
+        "calls `_f8`, deeper than 8 calls, which this check does not read",
+    ),
+    "builtins, math and numpy functions": (_pure_calls, None),
 }
 
 

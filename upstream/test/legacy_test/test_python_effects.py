@@ -1,0 +1,82 @@
+# Copyright (c) 2026 PaddlePaddle Authors. All Rights Reserved.
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+import math
+import random
+import unittest
+
+import numpy as np
+
+import paddle
+from paddle.autograd.python_effects import python_effect
+
+LOG = []
+
+
+class Meter:
+    def __init__(self):
+        self.seen = LOG
+
+    def record(self, g):
+        self.seen.append(g)
+
+
+METER = Meter()
+
+
+def get_log():
+    return LOG
+
+
+def backward_storing(ctx, dy):
+    LOG.append(dy)
+    return dy
+
+
+def backward_pure(ctx, dy):
+    (x,) = ctx.saved_tensor()
+    n = len(dy.shape) + int(math.sqrt(4.0)) + float(np.prod([2, 3]))
+    grads = []
+    grads.append(dy * n)
+    return paddle.tanh(x) * grads[0]
+
+
+class TestPythonEffect(unittest.TestCase):
+    """``python_effect`` names what a ``PyLayer.backward`` stores that
+    outlives its call; what it cannot read counts as an effect."""
+
+    def test_store_into_a_global(self):
+        self.assertEqual(python_effect(backward_storing), "calls `LOG.append`")
+
+    def test_no_effect(self):
+        self.assertIsNone(python_effect(backward_pure))
+
+    def test_what_it_cannot_read_is_an_effect(self):
+        cases = {
+            "calls `random.random`, a call this check cannot read": (
+                lambda ctx, dy: dy * random.random()
+            ),
+            "calls `self.seen.append` (in `Meter.record`)": (
+                lambda ctx, dy: METER.record(dy)
+            ),
+            "calls `.append` of an object this check cannot name": (
+                lambda ctx, dy: get_log().append(dy)
+            ),
+        }
+        for want, function in cases.items():
+            self.assertEqual(python_effect(function), want)
+
+
+if __name__ == '__main__':
+    unittest.main()
