@@ -169,3 +169,31 @@ def test_op_attribute_names_are_defined_once():
         names[v]: paths for v, paths in spelled.items() if len(paths) > stock[v]
     }
     assert not more, f"spelled outside paddle.base.op_attrs: {more}"
+
+
+def _reads_bytecode(source):
+    """Whether a module calls ``dis.get_instructions`` or
+    ``dis.Bytecode``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return False
+    return any(
+        isinstance(node, ast.Attribute)
+        and node.attr in ("get_instructions", "Bytecode")
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "dis"
+        for node in ast.walk(tree)
+    )
+
+
+def test_bytecode_is_read_in_one_module():
+    """The series reads bytecode only through
+    ``paddle.autograd.python_effects.read_instructions``: no module that
+    stock has reads it where stock did not, and no new module but that one
+    reads it."""
+    stock = {p for p, s in _stock_sources().items() if _reads_bytecode(s)}
+    readers = {p for p, s in _tree_sources().items() if _reads_bytecode(s)}
+    assert "paddle/autograd/python_effects.py" in readers
+    more = readers - stock - {"paddle/autograd/python_effects.py"}
+    assert not more, f"modules reading bytecode themselves: {sorted(more)}"
