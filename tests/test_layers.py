@@ -197,3 +197,19 @@ def test_bytecode_is_read_in_one_module():
     assert "paddle/autograd/python_effects.py" in readers
     more = readers - stock - {"paddle/autograd/python_effects.py"}
     assert not more, f"modules reading bytecode themselves: {sorted(more)}"
+
+
+def test_register_hook_asks_one_object():
+    """Eager ``Tensor.register_hook`` asks ``tensor_hook_rules`` only: it
+    imports nothing, and the static graph world and PyLayer install their
+    rules there."""
+    import inspect
+
+    from paddle.base.dygraph.tensor_hook_rules import tensor_hook_rules
+
+    source = inspect.getsource(paddle.Tensor.register_hook)
+    body = source[source.index('"""', source.index('"""') + 3) :]
+    assert "import" not in body
+    assert "tensor_hook_rules.register(" in body
+    assert tensor_hook_rules._checks and tensor_hook_rules._wraps
+    assert tensor_hook_rules._added
