@@ -150,6 +150,27 @@ class StoresThroughCall(Tanh):
         return d_tanh(dy, x)
 
 
+def _log_gradient(g):
+    LOG.append(g)
+
+
+class CallsStoredCallback(Tanh):
+    """``forward`` keeps a callback on ``ctx``, ``backward`` calls it: the
+    check reads what ``ctx`` holds."""
+
+    @staticmethod
+    def forward(ctx, x, callback):
+        ctx.save_for_backward(x)
+        ctx.callback = callback
+        return paddle.tanh(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        ctx.callback(dy)
+        return d_tanh(dy, x)
+
+
 class LogsForward(Tanh):
     @staticmethod
     def forward(ctx, x):
@@ -755,6 +776,38 @@ def test_recomputing_backward_is_compiled(full_graph):
     assert graph_breaks() == []
 
 
+def _apply_with_callback(x):
+    return (CallsStoredCallback.apply(x * 2.0, _log_gradient) * 3.0).sum()
+
+
+def test_backward_calling_a_callback_forward_kept_runs_at_every_backward():
+    """The callback ``forward`` keeps on ``ctx`` stores: ``backward`` runs
+    at every backward, as in eager, in each static path (SOT keeps the
+    layer in its graph)."""
+    want = _run(_apply_with_callback)
+    assert len(want[1]) == 3 + 1  # the stores, then CACHE's shape
+    for full_graph in (False, True):
+        got = _run(
+            paddle.jit.to_static(_apply_with_callback, full_graph=full_graph)
+        )
+        _assert_same(got, want)
+    assert graph_breaks() == []
+    paddle.set_default_dtype("float64")
+    try:
+        LOG.clear()
+        xs = [
+            np.random.default_rng(b).standard_normal((b, 4)) for b in (2, 3, 5)
+        ]
+        static = _static_runs(_apply_with_callback, xs)
+        log = _log_items(LOG)
+    finally:
+        paddle.set_default_dtype("float32")
+    for (o, g), (wo, wg) in zip(static, want[0]):
+        np.testing.assert_allclose(o, wo, rtol=1e-12)
+        np.testing.assert_allclose(g, wg, rtol=1e-12)
+    assert len(log) == len(want[1])
+
+
 class GradientNoise(PyLayer):
     """Adds noise to the gradient it passes on, drawn with Python's
     ``random`` (a C function, which the check cannot read) at each
@@ -857,8 +910,7 @@ def _nested_calls(n):
     exec(
         "def _f{0}(dy):\n    LOG.append(dy)\n".format(n - 1)
         + "".join(
-            f"def _f{k}(dy):\n    return _f{k + 1}(dy)\n"
-            for k in range(n - 1)
+            f"def _f{k}(dy):\n    return _f{k + 1}(dy)\n" for k in range(n - 1)
         ),
         scope,
     )
