@@ -782,16 +782,19 @@ def _apply_with_callback(x):
 
 def test_backward_calling_a_callback_forward_kept_runs_at_every_backward():
     """The callback ``forward`` keeps on ``ctx`` stores: ``backward`` runs
-    at every backward, as in eager, in each static path (SOT keeps the
-    layer in its graph)."""
+    at every backward, as in eager, under AST and in static programs (the
+    check reads what ``ctx`` holds once ``forward`` ran). SOT runs the
+    layer eagerly: it is given a function that stores."""
     want = _run(_apply_with_callback)
     assert len(want[1]) == 3 + 1  # the stores, then CACHE's shape
-    for full_graph in (False, True):
+    for full_graph in (True, False):
         got = _run(
             paddle.jit.to_static(_apply_with_callback, full_graph=full_graph)
         )
         _assert_same(got, want)
-    assert graph_breaks() == []
+        reasons = graph_breaks()
+        assert all("_log_gradient" in r for r in reasons)
+        assert bool(reasons) == (not full_graph)
     paddle.set_default_dtype("float64")
     try:
         LOG.clear()
@@ -806,6 +809,32 @@ def test_backward_calling_a_callback_forward_kept_runs_at_every_backward():
         np.testing.assert_allclose(o, wo, rtol=1e-12)
         np.testing.assert_allclose(g, wg, rtol=1e-12)
     assert len(log) == len(want[1])
+
+
+class CallsCallbackInForward(Tanh):
+    """``forward`` calls the function it is given."""
+
+    @staticmethod
+    def forward(ctx, x, callback):
+        ctx.save_for_backward(x)
+        callback(x)
+        return paddle.tanh(x)
+
+
+def _apply_calling_callback(x):
+    return (CallsCallbackInForward.apply(x * 2.0, _log_gradient) * 3.0).sum()
+
+
+def test_sot_runs_a_layer_whose_forward_calls_a_storing_callback_eagerly():
+    """SOT reads the function given to ``apply`` that ``forward`` calls: it
+    stores, so the layer runs eagerly, with eager's stores (compiled, it
+    stored once, when the graph was built)."""
+    want = _run(_apply_calling_callback)
+    assert len(want[1]) == 3 + 1
+    got = _run(paddle.jit.to_static(_apply_calling_callback))
+    _assert_same(got, want)
+    reasons = graph_breaks()
+    assert reasons and all("_log_gradient" in r for r in reasons)
 
 
 class GradientNoise(PyLayer):
