@@ -925,6 +925,9 @@ def _module_attribute(ctx, dy):
     np.random.last = dy
 
 
+HANDLERS = {"log": _log_gradient}
+
+
 def _computed_key(ctx, dy):
     i = 0
     LOG[i + 1] = dy
@@ -1034,6 +1037,10 @@ STORES = {
     "calls nested deeper than 8": (
         _nested_calls(10),
         "calls `_f8`, deeper than 8 calls, which this check does not read",
+    ),
+    "function in a dict": (
+        lambda ctx, dy: HANDLERS["log"](dy),
+        "calls `LOG.append` (in `_log_gradient`)",
     ),
     "builtins, math and numpy functions": (_pure_calls, None),
 }
