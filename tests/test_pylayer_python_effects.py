@@ -150,6 +150,17 @@ class StoresThroughCall(Tanh):
         return d_tanh(dy, x)
 
 
+class StoresThroughLocal(Tanh):
+    """Stores into a global through a local name for it."""
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        log = LOG
+        log.append(dy)
+        return d_tanh(dy, x)
+
+
 def _log_gradient(g):
     LOG.append(g)
 
@@ -188,6 +199,7 @@ EFFECTFUL = {
     "recomputes_saved": RecomputesSaved,
     "records_in_object": RecordsInObject,
     "stores_through_call": StoresThroughCall,
+    "stores_through_local": StoresThroughLocal,
     "logs_forward": LogsForward,
 }
 
@@ -940,7 +952,7 @@ def _nested_calls(n):
     """``_f0`` calls ``_f1`` ... calls ``_f{n-1}``, which stores."""
     scope = {"LOG": LOG}
     exec(
-        "def _f{0}(dy):\n    LOG.append(dy)\n".format(n - 1)
+        f"def _f{n - 1}(dy):\n    LOG.append(dy)\n"
         + "".join(
             f"def _f{k}(dy):\n    return _f{k + 1}(dy)\n" for k in range(n - 1)
         ),
@@ -969,7 +981,62 @@ def _locals_only(ctx, dy):
     ctx.last = dy
     ctx.n += 1
     [grads.append(g) for g in (dy,)]
+    a = b = []
+    a.append(dy)
+    b += [dy]
+    g = dy
+    g += 1
+    t = dy.clone()
+    t[0] = 1
     return paddle.tensor.add(dy.add(dy), paddle.add(dy, dy))
+
+
+def _local_alias(ctx, dy):
+    log = LOG
+    log.append(dy)
+
+
+def _local_alias_in_place(ctx, dy):
+    log = LOG
+    log += [dy]
+
+
+def _local_alias_in_comprehension(ctx, dy):
+    log = LOG
+    [log.append(g) for g in (dy,)]
+
+
+def _local_alias_of_ctx_attribute(ctx, dy):
+    log = ctx.log
+    log.append(dy)
+
+
+LISTS = [[], []]
+
+
+def _loop_over_a_global(ctx, dy):
+    for log in LISTS:
+        log.append(dy)
+
+
+def _pair_of_values(ctx, dy):
+    log, _other = LOG, []
+    log.append(dy)
+
+
+class _Keeps:
+    def __init__(self):
+        self.seen = LOG
+
+
+def _object_a_class_makes(ctx, dy):
+    keeper = _Keeps()
+    keeper.seen.append(dy)
+
+
+def _local_a_call_returns(ctx, dy):
+    log = _log()
+    log.append(dy)
 
 
 _closure_store, _nonlocal_store = _outer_with_closure()
@@ -1016,6 +1083,19 @@ STORES = {
         "calls `LOG.append`",
     ),
     "locals, ctx, paddle functions, Tensor methods": (_locals_only, None),
+    "local name for a global": (_local_alias, "calls `log.append`"),
+    "local name for a global, in place": (
+        _local_alias_in_place,
+        "updates `log` in place",
+    ),
+    "local name for a global, in a comprehension": (
+        _local_alias_in_comprehension,
+        "calls `log.append`",
+    ),
+    "local name for an attribute of ctx": (
+        _local_alias_of_ctx_attribute,
+        "calls `log.append`",
+    ),
     # what the check cannot read counts as an effect
     "C function": (
         lambda ctx, dy: dy * random.random(),
@@ -1030,6 +1110,19 @@ STORES = {
         "calls `.append` of an object this check cannot name",
     ),
     "item with a computed key": (_computed_key, "assigns an item of `LOG`"),
+    "item of a global, in a loop": (_loop_over_a_global, "calls `log.append`"),
+    "one of two values assigned at once": (
+        _pair_of_values,
+        "calls `.append` of an object this check cannot name",
+    ),
+    "attribute of an object a class makes": (
+        _object_a_class_makes,
+        "calls `.append` of an object this check cannot name",
+    ),
+    "local holding what a call returns": (
+        _local_a_call_returns,
+        "calls `.append` of an object this check cannot name",
+    ),
     "logging": (
         lambda ctx, dy: LOGGER.info("%s", dy),
         "calls `LOGGER.info`, a function of `logging`, which writes",

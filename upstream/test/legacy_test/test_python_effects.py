@@ -52,6 +52,29 @@ def backward_pure(ctx, dy):
     return paddle.tanh(x) * grads[0]
 
 
+def backward_through_a_local(ctx, dy):
+    log = LOG
+    log.append(dy)
+    return dy
+
+
+def backward_in_place_through_a_local(ctx, dy):
+    log = LOG
+    log += [dy]
+    return dy
+
+
+def backward_own_objects(ctx, dy):
+    a = b = []
+    a.append(dy)
+    b += [dy]
+    g = dy
+    g += 1.0
+    t = dy.clone()
+    t[0] = 0.0
+    return t
+
+
 class TestPythonEffect(unittest.TestCase):
     """``python_effect`` names what a ``PyLayer.backward`` stores that
     outlives its call; what it cannot read counts as an effect."""
@@ -61,6 +84,16 @@ class TestPythonEffect(unittest.TestCase):
 
     def test_no_effect(self):
         self.assertIsNone(python_effect(backward_pure))
+
+    def test_store_through_a_local_name(self):
+        self.assertEqual(
+            python_effect(backward_through_a_local), "calls `log.append`"
+        )
+        self.assertEqual(
+            python_effect(backward_in_place_through_a_local),
+            "updates `log` in place",
+        )
+        self.assertIsNone(python_effect(backward_own_objects))
 
     def test_what_it_cannot_read_is_an_effect(self):
         cases = {
@@ -74,6 +107,15 @@ class TestPythonEffect(unittest.TestCase):
                 lambda ctx, dy: get_log().append(dy)
             ),
         }
+
+        def through_a_local_a_call_returns(ctx, dy):
+            log = get_log()
+            log.append(dy)
+
+        self.assertEqual(
+            python_effect(through_a_local_a_call_returns),
+            "calls `.append` of an object this check cannot name",
+        )
         for want, function in cases.items():
             self.assertEqual(python_effect(function), want)
 
