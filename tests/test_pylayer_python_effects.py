@@ -18,6 +18,7 @@ symbolic values, unless it runs them at run time. So:
   calls ``paddle.grad`` (activation recomputation).
 """
 
+import dis
 import logging
 import math
 import random
@@ -161,6 +162,19 @@ class StoresThroughLocal(Tanh):
         return d_tanh(dy, x)
 
 
+class StoresThroughObject(Tanh):
+    """Stores into a global that an object it makes holds (a grad-keeping
+    helper object)."""
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        keeper = types.SimpleNamespace()
+        keeper.grads = LOG
+        keeper.grads.append(dy)
+        return d_tanh(dy, x)
+
+
 def _log_gradient(g):
     LOG.append(g)
 
@@ -200,6 +214,7 @@ EFFECTFUL = {
     "records_in_object": RecordsInObject,
     "stores_through_call": StoresThroughCall,
     "stores_through_local": StoresThroughLocal,
+    "stores_through_object": StoresThroughObject,
     "logs_forward": LogsForward,
 }
 
@@ -979,8 +994,8 @@ def _locals_only(ctx, dy):
     box.log = []
     box.log.append(dy)
     ctx.last = dy
-    ctx.n += 1
     [grads.append(g) for g in (dy,)]
+    kept = [g for g in (dy,)]  # 3.12+: gives `g` back
     a = b = []
     a.append(dy)
     b += [dy]
@@ -988,7 +1003,7 @@ def _locals_only(ctx, dy):
     g += 1
     t = dy.clone()
     t[0] = 1
-    return paddle.tensor.add(dy.add(dy), paddle.add(dy, dy))
+    return paddle.tensor.add(dy.add(kept[0]), paddle.add(dy, dy))
 
 
 def _local_alias(ctx, dy):
@@ -1037,6 +1052,69 @@ def _object_a_class_makes(ctx, dy):
 def _local_a_call_returns(ctx, dy):
     log = _log()
     log.append(dy)
+
+
+LOGS = {"log": LOG}
+
+
+def _masked(g):
+    return g * (g.abs() < 1.0)
+
+
+def _item_of_a_helper_result(ctx, dy):
+    g = _masked(dy)
+    g[g > 0.5] = 0.0
+    return g
+
+
+def _passed_back(g):
+    return g
+
+
+def _item_of_an_argument_a_helper_returns(ctx, dy):
+    g = _passed_back(dy)
+    g[g > 0.5] = 0.0
+    return g
+
+
+class _Box:
+    pass
+
+
+def _attribute_of_an_object_it_makes(ctx, dy):
+    box = _Box()
+    box.log = LOG
+    box.log.append(dy)
+
+
+def _through_another_name(ctx, dy):
+    box = types.SimpleNamespace()
+    other = box
+    other.log = LOG
+    box.log.append(dy)
+
+
+def _item_a_method_puts(ctx, dy):
+    out = []
+    out.append(ctx.log)
+    out[0].append(dy)
+
+
+def _items_extend_puts(ctx, dy):
+    out = []
+    out.extend([LOG])
+    for log in out:
+        log.append(dy)
+
+
+def _item_in_place(ctx, dy):
+    out = [LOG]
+    out[0] += [dy]
+
+
+def _ctx_counter(ctx, dy):
+    ctx.calls += 1
+    return dy
 
 
 _closure_store, _nonlocal_store = _outer_with_closure()
@@ -1096,6 +1174,36 @@ STORES = {
         _local_alias_of_ctx_attribute,
         "calls `log.append`",
     ),
+    # an object the function makes holds what it puts into it
+    "attribute of an object it makes": (
+        _attribute_of_an_object_it_makes,
+        "calls `box.log.append`",
+    ),
+    "through another name for an object it makes": (
+        _through_another_name,
+        "calls `box.log.append`",
+    ),
+    "item a method puts": (_item_a_method_puts, "calls `out[...].append`"),
+    "items `extend` puts": (_items_extend_puts, "calls `log.append`"),
+    "item updated in place": (
+        _item_in_place,
+        "updates an item of `out` in place",
+    ),
+    # what `ctx.calls` holds is known only given `ctx`
+    "in place on an attribute of ctx": (
+        _ctx_counter,
+        "updates `ctx.calls` in place",
+    ),
+    # what a function of the user returns is read in it
+    "object a call returns": (
+        lambda ctx, dy: _log().append(dy),
+        "calls `_log().append`",
+    ),
+    "item of what a helper makes": (_item_of_a_helper_result, None),
+    "item of what a helper gives back": (
+        _item_of_an_argument_a_helper_returns,
+        "assigns an item of `g`",
+    ),
     # what the check cannot read counts as an effect
     "C function": (
         lambda ctx, dy: dy * random.random(),
@@ -1105,8 +1213,8 @@ STORES = {
         lambda ctx, dy: STATS.record(dy),
         "calls `self.seen.append` (in `GradStats.record`)",
     ),
-    "object a call returns": (
-        lambda ctx, dy: _log().append(dy),
+    "object a C method returns": (
+        lambda ctx, dy: LOGS.get("log").append(dy),
         "calls `.append` of an object this check cannot name",
     ),
     "item with a computed key": (_computed_key, "assigns an item of `LOG`"),
@@ -1121,7 +1229,7 @@ STORES = {
     ),
     "local holding what a call returns": (
         _local_a_call_returns,
-        "calls `.append` of an object this check cannot name",
+        "calls `log.append`",
     ),
     "logging": (
         lambda ctx, dy: LOGGER.info("%s", dy),
@@ -1142,7 +1250,19 @@ STORES = {
 @pytest.mark.parametrize("name", sorted(STORES))
 def test_python_effect_finds_stores_that_outlive_the_call(name):
     function, want = STORES[name]
-    assert python_effect(function) == want
+    # (the bytecode read, should another Python compile it differently)
+    assert python_effect(function) == want, dis.Bytecode(function).dis()
+
+
+@pytest.mark.parametrize(
+    ("calls", "want"),
+    [(0, None), (0.5, None), ([], "updates `ctx.calls` in place")],
+)
+def test_in_place_update_of_a_ctx_attribute_reads_what_ctx_holds(calls, want):
+    """``ctx.calls += 1`` makes a new number (no effect); on a list that
+    ``forward`` put on ``ctx`` it updates the list."""
+    ctx = types.SimpleNamespace(calls=calls)
+    assert python_effect(_ctx_counter, ctx) == want
 
 
 def test_jit_loaded_layer_runs_a_gated_backward_as_in_eager(tmp_path):

@@ -14,6 +14,7 @@
 
 import math
 import random
+import types
 import unittest
 
 import numpy as np
@@ -37,6 +38,9 @@ METER = Meter()
 
 def get_log():
     return LOG
+
+
+LOGS = {"log": LOG}
 
 
 def backward_storing(ctx, dy):
@@ -68,11 +72,24 @@ def backward_own_objects(ctx, dy):
     a = b = []
     a.append(dy)
     b += [dy]
+    kept = [g * 2.0 for g in (dy,)]
     g = dy
     g += 1.0
     t = dy.clone()
     t[0] = 0.0
-    return t
+    return t + kept[0]
+
+
+def backward_through_an_object(ctx, dy):
+    box = types.SimpleNamespace()
+    box.log = LOG
+    box.log.append(dy)
+    return dy
+
+
+def backward_counting(ctx, dy):
+    ctx.calls += 1
+    return dy
 
 
 class TestPythonEffect(unittest.TestCase):
@@ -95,6 +112,26 @@ class TestPythonEffect(unittest.TestCase):
         )
         self.assertIsNone(python_effect(backward_own_objects))
 
+    def test_store_through_an_object_it_makes(self):
+        self.assertEqual(
+            python_effect(backward_through_an_object),
+            "calls `box.log.append`",
+        )
+
+    def test_in_place_update_of_a_ctx_attribute(self):
+        # a number on `ctx`: `+=` makes a new one
+        ctx = types.SimpleNamespace(calls=0)
+        self.assertIsNone(python_effect(backward_counting, ctx))
+        # a list: `+=` updates it; without `ctx`, unknown
+        ctx = types.SimpleNamespace(calls=[])
+        self.assertEqual(
+            python_effect(backward_counting, ctx),
+            "updates `ctx.calls` in place",
+        )
+        self.assertEqual(
+            python_effect(backward_counting), "updates `ctx.calls` in place"
+        )
+
     def test_what_it_cannot_read_is_an_effect(self):
         cases = {
             "calls `random.random`, a call this check cannot read": (
@@ -104,7 +141,7 @@ class TestPythonEffect(unittest.TestCase):
                 lambda ctx, dy: METER.record(dy)
             ),
             "calls `.append` of an object this check cannot name": (
-                lambda ctx, dy: get_log().append(dy)
+                lambda ctx, dy: LOGS.get("log").append(dy)
             ),
         }
 
@@ -112,9 +149,14 @@ class TestPythonEffect(unittest.TestCase):
             log = get_log()
             log.append(dy)
 
+        # what a function of the user returns is read in it
         self.assertEqual(
             python_effect(through_a_local_a_call_returns),
-            "calls `.append` of an object this check cannot name",
+            "calls `log.append`",
+        )
+        self.assertEqual(
+            python_effect(lambda ctx, dy: get_log().append(dy)),
+            "calls `get_log().append`",
         )
         for want, function in cases.items():
             self.assertEqual(python_effect(function), want)
