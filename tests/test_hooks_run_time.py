@@ -834,7 +834,11 @@ handle.reshape(data.shape)
 handle.copy_from_cpu(data)
 predictor.run()
 out = predictor.get_output_handle(predictor.get_output_names()[0]).copy_to_cpu()
-np.testing.assert_allclose(out, net(paddle.to_tensor(data)).numpy(), rtol=1e-5)
+# float32; the predictor's fused ops round differently (an output near
+# zero has no relative precision left)
+np.testing.assert_allclose(
+    out, net(paddle.to_tensor(data)).numpy(), rtol=1e-5, atol=1e-6
+)
 print("predicted")
 """
 

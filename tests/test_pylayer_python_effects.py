@@ -746,6 +746,26 @@ class LocalStores(Tanh):
         return paddle.add(parts[0], dy.add(-found["dy"]))
 
 
+GRAD_SCALE = 2.0
+
+
+class CountsAndReadsAGlobal(Tanh):
+    """Counts its backward passes on ``ctx`` (a number: no effect) and
+    reads a global that changes between calls."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        ctx.calls = 0
+        return paddle.tanh(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        ctx.calls += 1
+        return d_tanh(dy, x) * GRAD_SCALE
+
+
 class Recompute(PyLayer):
     """Activation recomputation: ``backward`` re-runs the forward."""
 
@@ -774,6 +794,35 @@ def test_layer_without_python_effects_is_compiled(full_graph):
     got = _run(paddle.jit.to_static(f, full_graph=full_graph))
     _assert_same(got, want)
     assert graph_breaks() == []
+
+
+@pytest.mark.parametrize("full_graph", [False, True])
+def test_backward_counting_on_ctx_reads_a_changed_global_as_in_eager(
+    full_graph,
+):
+    """What ``ctx`` holds is known where the layer is built: the traced
+    ``backward`` must not keep the global it reads (SOT decides first
+    without ``ctx``, then checks the program's decision)."""
+    global GRAD_SCALE
+    f = _apply(CountsAndReadsAGlobal)
+
+    def run(fn):
+        global GRAD_SCALE
+        results = []
+        for scale in (2.0, 5.0, 7.0):
+            GRAD_SCALE = scale
+            results.append(_run(fn))
+        return results
+
+    try:
+        want = run(f)
+        got = run(paddle.jit.to_static(f, full_graph=full_graph))
+    finally:
+        GRAD_SCALE = 2.0
+    for g, w in zip(got, want):
+        _assert_same(g, w)
+    if not full_graph:
+        assert any("GRAD_SCALE" in r for r in graph_breaks())
 
 
 @pytest.mark.parametrize("full_graph", [False, True])

@@ -58,8 +58,41 @@ class RecomputeByBackwardPass(PyLayer):
         return x2.grad
 
 
+GRAD_SCALE = 2.0
+
+
+class CountsOnCtx(PyLayer):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        ctx.calls = 0
+        return paddle.tanh(x)
+
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        ctx.calls += 1  # a number on `ctx`: no effect
+        return dy * (1 - paddle.tanh(x) ** 2)
+
+
+class CountsAndReadsAGlobal(CountsOnCtx):
+    @staticmethod
+    def backward(ctx, dy):
+        (x,) = ctx.saved_tensor()
+        ctx.calls += 1
+        return dy * (1 - paddle.tanh(x) ** 2) * GRAD_SCALE
+
+
 def logs(x):
     return (LogsGradient.apply(x * 2.0) * 3.0).sum(), (x * 5.0).sum()
+
+
+def counts(x):
+    return (CountsOnCtx.apply(x * 2.0) * 3.0).sum(), (x * 5.0).sum()
+
+
+def counts_and_reads(x):
+    return (CountsAndReadsAGlobal.apply(x * 2.0) * 3.0).sum(), (x * 5.0).sum()
 
 
 def recomputes(x):
@@ -124,6 +157,26 @@ class TestSotPyLayerRunTimeBackward(unittest.TestCase):
 
     def test_backward_running_a_backward_pass_runs_in_the_graph(self):
         self.check(recomputes, 0, 0)
+
+    def test_backward_counting_on_ctx(self):
+        # Before the layer is traced, SOT cannot tell `ctx.calls += 1` from
+        # an effect; the program, built with `ctx`, traces `backward`, and
+        # the layer stays in the graph
+        self.check(counts, 0, 0)
+        # unless the traced `backward` reads a Python value, which the
+        # graph would keep: then the layer runs eagerly
+        global GRAD_SCALE
+        static_fn = paddle.jit.to_static(counts_and_reads, full_graph=False)
+        try:
+            for scale in (2.0, 5.0):
+                GRAD_SCALE = scale
+                want, _ = self.run_batches(counts_and_reads, 0)
+                got, _ = self.run_batches(static_fn, 0)
+                for (go, gg), (wo, wg) in zip(got, want):
+                    np.testing.assert_allclose(go, wo, rtol=1e-12)
+                    np.testing.assert_allclose(gg, wg, rtol=1e-12)
+        finally:
+            GRAD_SCALE = 2.0
 
     def test_backward_does_not_run_for_an_output_the_caller_leaves(self):
         # Eager never runs `backward` when the caller differentiates only
