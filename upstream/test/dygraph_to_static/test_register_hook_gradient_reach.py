@@ -45,14 +45,6 @@ def hook_reading_forward_tensor_in_branch(x, y):
     return out + m
 
 
-def static_cond_reaching_branch_through_other_ops(x, y):
-    t = paddle.sin(x)
-    t.register_hook(lambda g: g + 1.0)
-    b = t * t
-    out = paddle.static.nn.cond(y.sum() > 0, lambda: y * 3.0, lambda: b + y)
-    return out + paddle.cos(x)
-
-
 def grads(fn, x, y):
     x = paddle.to_tensor(x, stop_gradient=False)
     y = paddle.to_tensor(y, stop_gradient=False)
@@ -103,32 +95,6 @@ class TestRegisterHookGradientReach(Dy2StTestBase):
         static_fn = paddle.jit.to_static(fn)
         with self.assertRaisesRegex(NotImplementedError, "random op"):
             grads(static_fn, np.ones([3]), np.ones([3]))
-
-
-class TestStaticCondGradientReach(unittest.TestCase):
-    def test_static_cond_reaching_branch_through_other_ops(self):
-        rng = np.random.default_rng(49)
-        x, y = rng.standard_normal([3]), np.abs(rng.standard_normal([3]))
-        for sign in (1.0, -1.0):
-            want = grads(
-                static_cond_reaching_branch_through_other_ops, x, y * sign
-            )
-            paddle.enable_static()
-            try:
-                main = paddle.static.Program()
-                with paddle.static.program_guard(main):
-                    xv = paddle.static.data("x", [3], "float64")
-                    yv = paddle.static.data("y", [3], "float64")
-                    xv.stop_gradient = yv.stop_gradient = False
-                    out = static_cond_reaching_branch_through_other_ops(xv, yv)
-                    grad_vars = paddle.static.gradients([out.sum()], [xv, yv])
-                got = paddle.static.Executor().run(
-                    main, feed={"x": x, "y": y * sign}, fetch_list=grad_vars
-                )
-            finally:
-                paddle.disable_static()
-            for g, w in zip(got, want):
-                np.testing.assert_allclose(g, w, rtol=1e-12)
 
 
 if __name__ == '__main__':

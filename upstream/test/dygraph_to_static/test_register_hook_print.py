@@ -18,7 +18,6 @@ import sys
 import tempfile
 import unittest
 
-import numpy as np
 from dygraph_to_static_utils import (
     Dy2StTestBase,
     test_ast_only,
@@ -70,29 +69,6 @@ class TestRegisterHookPrint(Dy2StTestBase):
         self.assertEqual(out.count('hook sees'), 3, out)
         # the gradient of t is 2 * t
         self.assertEqual(len(re.findall(r'6\.0*[ ,]+12\.', out)), 3, out)
-
-
-class TestRegisterHookPrintStaticProgram(unittest.TestCase):
-    def test_static_program_prints_at_every_run(self):
-        paddle.enable_static()
-        try:
-            main, startup = paddle.static.Program(), paddle.static.Program()
-            with paddle.static.program_guard(main, startup):
-                x = paddle.static.data('x', [2], 'float32')
-                x.stop_gradient = False
-                (gx,) = paddle.static.gradients([fn(x).sum()], [x])
-            exe = paddle.static.Executor(paddle.CPUPlace())
-            exe.run(startup)
-            feed = {'x': np.array([1.0, 2.0], 'float32')}
-
-            def run():
-                for _ in range(2):
-                    exe.run(main, feed=feed, fetch_list=[gx])
-
-            out = printed(run)
-        finally:
-            paddle.disable_static()
-        self.assertEqual(out.count('hook sees'), 2, out)
 
 
 if __name__ == '__main__':

@@ -45,20 +45,6 @@ class TwoHeads(paddle.nn.Layer):
         return self.a(x), self.b(x)
 
 
-class TwoPlainHeads(paddle.nn.Layer):
-    def __init__(self):
-        super().__init__()
-        self.a = paddle.nn.Linear(3, 3)
-        self.b = paddle.nn.Linear(3, 3)
-
-    def forward(self, x):
-        return self.a(x), self.b(x)
-
-
-def uses_x_in_first(x, y):
-    return paddle.tanh(x) * 3.0 + y, y * 4.0
-
-
 class TestRegisterHookUndifferentiatedOutput(Dy2StTestBase):
     """A hook on a value that feeds only outputs of a to_static program
     that the caller does not differentiate must not run (eager gives the
@@ -113,25 +99,6 @@ class TestRegisterHookUndifferentiatedOutput(Dy2StTestBase):
         first, _ = net(paddle.ones([2, 3]))
         first.sum().backward()
         self.assertIsNone(net.b.weight.grad)
-
-    @test_pir_only
-    def test_eager_hooks_on_parameter_and_input_get_no_gradient(self):
-        x, y = np.random.default_rng(50).standard_normal([2, 3])
-        calls = []
-        net = TwoPlainHeads()
-        net.b.weight.register_hook(lambda g, calls=calls: calls.append(1))
-        static_net = paddle.jit.to_static(net)
-        first, _ = static_net(paddle.ones([2, 3]))
-        first.sum().backward()
-        self.assertIsNone(net.b.weight.grad)
-        self.assertEqual(calls, [])
-
-        xs = [paddle.to_tensor(a, stop_gradient=False) for a in (x, y)]
-        xs[0].register_hook(lambda g: g + 1.0)
-        static_fn = paddle.jit.to_static(uses_x_in_first)
-        _, second = static_fn(*xs)
-        second.sum().backward()
-        self.assertIsNone(xs[0].grad)
 
 
 if __name__ == '__main__':

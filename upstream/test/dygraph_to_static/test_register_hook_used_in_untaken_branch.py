@@ -126,37 +126,5 @@ class TestRegisterHookUsedInUntakenBranch(Dy2StTestBase):
         self.assert_ast_matches_eager(used_outside_branch_by_dead_code)
 
 
-class TestRegisterHookUsedInUntakenBranchStaticCond(unittest.TestCase):
-    def static_cond_grad(self, x):
-        paddle.enable_static()
-        try:
-            main = paddle.static.Program()
-            with paddle.static.program_guard(main):
-                xv = paddle.static.data('x', [4], 'float64')
-                xv.stop_gradient = False
-                t = xv * 2.0
-                t.register_hook(lambda g: g + 1.0)
-                y = paddle.static.nn.cond(
-                    xv.mean() > 0,
-                    lambda: paddle.tanh(t),
-                    lambda: xv * 3.0,
-                )
-                (gx,) = paddle.static.gradients([y.sum()], [xv])
-            exe = paddle.static.Executor(paddle.CPUPlace())
-            (got,) = exe.run(main, feed={'x': x}, fetch_list=[gx])
-            return got
-        finally:
-            paddle.disable_static()
-
-    def test_static_cond(self):
-        x = np.abs(np.random.default_rng(41).standard_normal([4]))
-        for sign in (1.0, -1.0):
-            np.testing.assert_allclose(
-                self.static_cond_grad(x * sign),
-                grad(used_in_branch, x * sign),
-                rtol=1e-12,
-            )
-
-
 if __name__ == '__main__':
     unittest.main()

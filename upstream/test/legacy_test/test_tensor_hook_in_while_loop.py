@@ -32,35 +32,6 @@ class TestTensorHookInWhileLoop(unittest.TestCase):
     """A hook registered in the body of a static while_loop runs at each
     iteration, as in eager's Python loop."""
 
-    def test_hook_in_while_body(self):
-        x_np = np.random.default_rng(53).standard_normal([4])
-        x = paddle.to_tensor(x_np, stop_gradient=False)
-        y = x
-        for _ in range(3):
-            y = body(y)
-        y.sum().backward()
-        want_y, want_grad = y.numpy(), x.grad.numpy()
-
-        paddle.enable_static()
-        try:
-            main, startup = paddle.static.Program(), paddle.static.Program()
-            with paddle.static.program_guard(main, startup):
-                xs = paddle.static.data("x", [4], "float64")
-                xs.stop_gradient = False
-                i = paddle.zeros([1], "int64")
-                _, ys = paddle.static.nn.while_loop(
-                    lambda i, y: i < 3, lambda i, y: (i + 1, body(y)), [i, xs]
-                )
-                (gx,) = paddle.static.gradients([ys.sum()], [xs])
-            exe = paddle.static.Executor(paddle.CPUPlace())
-            got_y, got_grad = exe.run(
-                main, feed={"x": x_np}, fetch_list=[ys, gx]
-            )
-        finally:
-            paddle.disable_static()
-        np.testing.assert_allclose(got_y, want_y, rtol=1e-12)
-        np.testing.assert_allclose(got_grad, want_grad, rtol=1e-12)
-
     def test_hook_in_to_static_while(self):
         def fn(x):
             i = paddle.zeros([1], "int64")

@@ -64,31 +64,6 @@ class TestTensorHookRunTime(unittest.TestCase):
     def test_to_static_ast(self):
         self.check(full_graph=True)
 
-    def test_static_program(self):
-        log = []
-        paddle.enable_static()
-        try:
-            main, startup = paddle.static.Program(), paddle.static.Program()
-            with paddle.static.program_guard(main, startup):
-                x = paddle.static.data('x', [2, 2], 'float64')
-                x.stop_gradient = False
-                (gx,) = paddle.static.gradients([fn(x, inspect(log))], [x])
-            exe = paddle.static.Executor(paddle.CPUPlace())
-            exe.run(startup)
-            feed = {'x': np.array([[0.1, -0.9], [0.4, 0.7]])}
-            for _ in range(2):
-                exe.run(main, feed=feed, fetch_list=[gx])
-        finally:
-            paddle.disable_static()
-        self.assertEqual(len(log), 2)
-        self.assertTrue(all(isinstance(v, float) for v in log))
-
-    def test_pure_hook_is_compiled(self):
-        from paddle.autograd import run_time_hooks
-
-        self.assertTrue(run_time_hooks.compilable(lambda g: g * 0.5))
-        self.assertFalse(run_time_hooks.compilable(inspect([])))
-
 
 if __name__ == '__main__':
     unittest.main()
